@@ -1,0 +1,74 @@
+# The map of the project: `make help` lists every target.
+# Every target is idempotent; the kernel tree and all output live in build/.
+
+include tools/config.mk
+
+TREE      := build/linux
+KUNIT_DIR := build/kunit
+FRAGMENTS := kunit/collapse.kunitconfig kconfig/debug.config kconfig/guest.config
+MUTANTS   := $(sort $(wildcard kunit/mutants/*.patch))
+SUITES    := $(shell sed -e '/^\#/d' -e '/^$$/d' kunit/suites)
+
+# Debian packages the targets need, besides the pinned kernel source.
+PACKAGES := qemu-system-x86 python3 python3-docutils python3-ply python3-git gcc make flex bison bc \
+	libelf-dev libssl-dev cpio xz-utils ccache sparse git perl
+
+CHECK_STAGES := checkpatch prefixes docs
+TEST_STAGES  := kunit $(CHECK_STAGES)
+
+.PHONY: help deps tree export kunit check $(CHECK_STAGES) mutants test clean distclean
+
+help:
+	@echo 'make deps       install the Debian packages (pinned $(KERNEL_PKG) $(KERNEL_VERSION))'
+	@echo 'make tree       extract the pinned kernel into $(TREE) and apply patches/series'
+	@echo 'make export     write the commits of $(TREE) (base..HEAD) back to patches/'
+	@echo 'make kunit      build the series kernel (debug config) and run every KUnit suite in QEMU x86_64'
+	@echo 'make check      checkpatch, prefix builds (W=1, sparse) and docs: the three below'
+	@echo 'make checkpatch checkpatch.pl --strict on every patch'
+	@echo 'make prefixes   every prefix of the series builds its touched objects W=1 and sparse clean'
+	@echo 'make docs       docs/design.rst renders without a docutils warning'
+	@echo 'make mutants    every kunit/mutants/*.patch must be killed by the suites it names'
+	@echo 'make test       deps + tree + kunit + check, ending in one "test: N passed, ..." line'
+	@echo 'make clean      remove build output, keep the kernel tree and the ccache'
+	@echo 'make distclean  remove build/ entirely'
+
+deps:
+	@tools/deps.sh $(KERNEL_PKG) $(KERNEL_VERSION) $(PACKAGES)
+
+tree:
+	@tools/tree.sh $(KERNEL_TARBALL) $(TREE) patches
+
+export:
+	@tools/export.sh $(TREE) patches
+
+kunit: tree
+	@tools/stage.sh kunit sh -c 'tools/kunit.sh $(TREE) $(KUNIT_DIR) build/kunit.json "" $(FRAGMENTS) && \
+		tools/kunit_report.py --log $(KUNIT_DIR)/test.log --json build/kunit.json \
+			--console-out build/kunit-console.log --ktap-out build/kunit.ktap \
+			--suites $(SUITES)'
+
+check: tree
+	@MAKE="$(MAKE)" tools/run_stages.sh check $(CHECK_STAGES)
+
+checkpatch: tree
+	@tools/stage.sh checkpatch tools/checkpatch.sh $(TREE) patches
+
+prefixes: tree
+	@tools/stage.sh prefixes tools/check_prefixes.py $(TREE) build/check-src build/check $(FRAGMENTS)
+
+docs:
+	@tools/stage.sh docs tools/check_docs.py docs/design.rst
+
+mutants: tree
+	@tools/mutants.sh $(TREE) $(KUNIT_DIR) "$(FRAGMENTS)" $(MUTANTS)
+
+test: deps tree
+	@MAKE="$(MAKE)" tools/run_stages.sh test $(TEST_STAGES)
+
+clean:
+	rm -rf build/logs build/mutants build/check build/kunit.* build/kunit-console.log
+	rm -rf $(KUNIT_DIR)
+
+distclean:
+	-git -C $(TREE) worktree prune 2>/dev/null
+	rm -rf build

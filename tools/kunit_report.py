@@ -1,0 +1,104 @@
+#!/usr/bin/python3
+"""Judge one kunit.py run from its console log and JSON.
+
+Writes the console log and the KTAP it carries next to the JSON, prints the
+per-suite summary and a last line "<stage>: N passed, N failed, N skipped".
+Exits 1 on a failed or crashed case, a missing suite, an incomplete run
+(crash, hang or timeout), or a kernel splat anywhere in the console log.
+"""
+import argparse
+import json
+import re
+import shutil
+import sys
+
+# Reports of KASAN, lockdep, UBSAN, DEBUG_VM, DEBUG_LIST, DEBUG_ATOMIC_SLEEP
+# and the core kernel.  "KernelAddressSanitizer initialized" matches none.
+SPLAT = re.compile(r'BUG: |WARNING: |UBSAN: |kernel BUG at|Oops|Kernel panic'
+                   r'|general protection fault|Unable to handle kernel'
+                   r'|INFO: task .* blocked|stack-protector|'
+                   r'detected stall|list_(add|del) corruption')
+TIMESTAMP = re.compile(r'^\[\s*\d+\.\d+\]\s?')
+KTAP_LINE = re.compile(r'^\s*(KTAP version|TAP version|1\.\.\d+|ok |not ok |# )')
+TOP_RESULT = re.compile(r'^(ok|not ok) \d+ ')
+TOP_PLAN = re.compile(r'^1\.\.(\d+)$')
+
+
+def count(group, acc):
+    for case in group.get('test_cases', []):
+        acc[{'PASS': 0, 'SKIP': 2}.get(case.get('status'), 1)] += 1
+    for sub in group.get('sub_groups', []):
+        count(sub, acc)
+
+
+def main():
+    ap = argparse.ArgumentParser(description=__doc__)
+    ap.add_argument('--log', required=True, help="kunit.py's test.log")
+    ap.add_argument('--json', required=True, help="kunit.py's JSON output")
+    ap.add_argument('--console-out', required=True)
+    ap.add_argument('--ktap-out', required=True)
+    ap.add_argument('--suites', nargs='*', default=[],
+                    help='suites that must be present')
+    ap.add_argument('--stage', default='kunit')
+    args = ap.parse_args()
+    problems = []
+
+    try:
+        shutil.copyfile(args.log, args.console_out)
+        with open(args.log, errors='replace') as f:
+            console = [TIMESTAMP.sub('', l.rstrip('\n')) for l in f]
+    except OSError as e:
+        console = []
+        problems.append(f'no console log: {e}')
+
+    ktap, started = [], False
+    for line in console:
+        started = started or 'KTAP version' in line or 'TAP version' in line
+        if started and KTAP_LINE.match(line):
+            ktap.append(line)
+    with open(args.ktap_out, 'w') as f:
+        f.write('\n'.join(ktap) + '\n')
+
+    plans = [int(m.group(1)) for m in map(TOP_PLAN.match, ktap) if m]
+    results = sum(1 for l in ktap if TOP_RESULT.match(l))
+    if not plans:
+        problems.append('no KTAP plan in the console log: the kernel did not boot or run KUnit')
+    elif results < plans[0]:
+        problems.append(f'incomplete run: {results} of {plans[0]} suites reported '
+                        '(crash, hang or timeout; see the console log)')
+
+    splats = [l.strip() for l in console if SPLAT.search(l)]
+    problems += [f'kernel splat: {l}' for l in splats[:10]]
+    if len(splats) > 10:
+        problems.append(f'{len(splats) - 10} more splat lines in {args.console_out}')
+
+    try:
+        with open(args.json) as f:
+            data = json.load(f)
+    except (OSError, ValueError) as e:
+        data = {}
+        problems.append(f'no usable JSON from kunit.py: {e}')
+    suites = data.get('sub_groups', [])
+    total = [0, 0, 0]
+    for suite in suites:
+        acc = [0, 0, 0]
+        count(suite, acc)
+        total = [a + b for a, b in zip(total, acc)]
+        print(f"  {suite.get('name', '?')}: {acc[0]} passed, {acc[1]} failed, "
+              f"{acc[2]} skipped")
+    names = {s.get('name') for s in suites}
+    for want in args.suites:
+        if want not in names:
+            problems.append(f'suite {want} is missing from the run')
+    if sum(total) == 0:
+        problems.append('no test case ran')
+
+    for p in problems:
+        print(f'{args.stage}: ERROR: {p}')
+    failed = total[1] + (1 if problems and not total[1] else 0)
+    print(f'{args.stage}: {total[0]} passed, {failed} failed, {total[2]} skipped')
+    return 1 if total[1] or problems else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())
