@@ -54,7 +54,8 @@ def setup_config(worktree, build, fragments):
 def make(worktree, build, targets, extra=()):
     cmd = ['make', '-C', worktree, f'O={os.path.abspath(build)}', 'ARCH=x86_64',
            'CC=ccache gcc', f'-j{os.cpu_count()}', *extra, *targets]
-    return subprocess.run(cmd, text=True, capture_output=True)
+    env = dict(os.environ, CCACHE_BASEDIR=os.path.dirname(os.path.abspath(build)))
+    return subprocess.run(cmd, text=True, capture_output=True, env=env)
 
 
 def objects_for(worktree, path):

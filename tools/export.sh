@@ -12,7 +12,7 @@ patches=$(realpath "$2")
 tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
-git -C "$tree" format-patch -q --zero-commit --no-signature -o "$tmp" base..HEAD
+git -C "$tree" format-patch -q -N --zero-commit --no-signature -o "$tmp" base..HEAD
 rm -f "$patches"/*.patch
 {
 	echo "# The series, in order. One git format-patch file a line."
