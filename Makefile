@@ -11,24 +11,33 @@ SUITES    := $(shell sed -e '/^\#/d' -e '/^$$/d' kunit/suites)
 
 # Debian packages the targets need, besides the pinned kernel source.
 PACKAGES := qemu-system-x86 python3 python3-docutils python3-ply python3-git gcc make flex bison bc \
-	libelf-dev libssl-dev cpio xz-utils ccache sparse git perl
+	libelf-dev libssl-dev cpio xz-utils ccache sparse git perl \
+	busybox-static xfsprogs e2fsprogs f2fs-tools dosfstools util-linux \
+	libc6-dev seabios
+
+# make vmtest boots the kernel `make kunit` built (kconfig/guest.config is
+# one of its fragments).  FS= picks filesystems by name from
+# tools/guest/filesystems.txt (space or comma separated; empty: all).
+VMTEST_KERNEL := $(KUNIT_DIR)/arch/x86/boot/bzImage
+FS ?=
 
 CHECK_STAGES := checkpatch prefixes docs
-TEST_STAGES  := kunit $(CHECK_STAGES)
+TEST_STAGES  := kunit vmtest $(CHECK_STAGES)
 
-.PHONY: help deps tree export kunit check $(CHECK_STAGES) mutants test clean distclean
+.PHONY: help deps tree export kunit vmtest check $(CHECK_STAGES) mutants test clean distclean
 
 help:
 	@echo 'make deps       install the Debian packages (pinned $(KERNEL_PKG) $(KERNEL_VERSION))'
 	@echo 'make tree       extract the pinned kernel into $(TREE) and apply patches/series'
 	@echo 'make export     write the commits of $(TREE) (base..HEAD) back to patches/'
 	@echo 'make kunit      build the series kernel (debug config) and run every KUnit suite in QEMU x86_64'
+	@echo 'make vmtest     boot that kernel in QEMU and run the collapse/insert conformance matrix (FS=xfs: one)'
 	@echo 'make check      checkpatch, prefix builds (W=1, sparse) and docs: the three below'
 	@echo 'make checkpatch checkpatch.pl --strict on every patch'
 	@echo 'make prefixes   every prefix of the series builds its touched objects W=1 and sparse clean'
 	@echo 'make docs       docs/design.rst renders without a docutils warning'
 	@echo 'make mutants    every kunit/mutants/*.patch must be killed by the suites it names'
-	@echo 'make test       deps + tree + kunit + check, ending in one "test: N passed, ..." line'
+	@echo 'make test       deps + tree + kunit + vmtest + check, ending in one "test: N passed, ..." line'
 	@echo 'make clean      remove build output, keep the kernel tree and the ccache'
 	@echo 'make distclean  remove build/ entirely'
 
@@ -46,6 +55,9 @@ kunit: tree
 		tools/kunit_report.py --log $(KUNIT_DIR)/test.log --json build/kunit.json \
 			--console-out build/kunit-console.log --ktap-out build/kunit.ktap \
 			--suites $(SUITES)'
+
+vmtest:
+	@tools/stage.sh vmtest tools/vmtest.sh $(VMTEST_KERNEL) $(FS)
 
 check: tree
 	@MAKE="$(MAKE)" tools/run_stages.sh check $(CHECK_STAGES)
@@ -67,6 +79,7 @@ test: deps tree
 
 clean:
 	rm -rf build/logs build/mutants build/check build/kunit.* build/kunit-console.log
+	rm -rf build/vmtest build/vmtest.log build/vmtest-console.log build/vmtest-table.txt
 	rm -rf $(KUNIT_DIR)
 
 distclean:

@@ -1,0 +1,1144 @@
+// SPDX-License-Identifier: GPL-2.0
+/*
+ * fcheck: conformance cases for fallocate(FALLOC_FL_COLLAPSE_RANGE) and
+ * fallocate(FALLOC_FL_INSERT_RANGE) on one mounted filesystem.
+ *
+ * usage: fcheck -f NAME -d DIR -u UNIT -b BLOCK -s full|none [-x TOOLDIR]
+ *
+ * UNIT is the allocation unit (block, or cluster with ext4 bigalloc),
+ * BLOCK the block size; "-s none" means the filesystem does not offer the
+ * two flags, so every call the VFS passes on must fail with EOPNOTSUPP.
+ *
+ * Every case builds a fresh file whose contents are known: written bytes
+ * encode their original offset, holes and preallocated ranges read zero.
+ * The same operation is applied to an in-memory model of the file (bytes,
+ * size, allocated units); the file must match the model byte by byte, in
+ * size and in st_blocks.  A failed call must change nothing.  The expected
+ * answers come from fallocate(2) and the VFS rules (docs/design.rst), never
+ * from the code under test.
+ *
+ * Output is TAP on stdout, one line per case:
+ *   ok N - NAME CASE answer=A expect=E model=M
+ * A is what the filesystem answered (OK, an errno name, or SKIP), E what
+ * this filesystem must answer, M what a filesystem supporting the flags
+ * answers (the side-by-side table compares A with M).
+ */
+#define _GNU_SOURCE
+#include <errno.h>
+#include <fcntl.h>
+#include <limits.h>
+#include <linux/falloc.h>
+#include <linux/fiemap.h>
+#include <linux/fs.h>
+#include <signal.h>
+#include <stdarg.h>
+#include <stdint.h>
+#include <stdio.h>
+#include <stdlib.h>
+#include <string.h>
+#include <sys/ioctl.h>
+#include <sys/mman.h>
+#include <sys/resource.h>
+#include <sys/stat.h>
+#include <sys/wait.h>
+#include <unistd.h>
+
+#define COLLAPSE	FALLOC_FL_COLLAPSE_RANGE
+#define INSERT		FALLOC_FL_INSERT_RANGE
+#define TAG_DATA	0x4441ULL	/* "DA": file data */
+#define TAG_SECRET	0x5345ULL	/* "SE": the secret of another file */
+#define TAG_MMAP	0x4d4dULL	/* "MM": written through a mapping */
+#define ANSWER_SKIP	(-1)
+
+static const char *fs_name, *dir, *tooldir = "/usr/sbin";
+static long long unit, blksz;
+static int supported;
+static int ntest, nfail;
+static char why[4096];		/* failure details of the current case */
+
+/* ------------------------------------------------------------------ */
+
+static void fail(const char *fmt, ...)
+{
+	size_t n = strlen(why);
+	va_list ap;
+
+	if (n + 4 >= sizeof(why))
+		return;
+	strcat(why, "# ");
+	va_start(ap, fmt);
+	vsnprintf(why + n + 2, sizeof(why) - n - 3, fmt, ap);
+	va_end(ap);
+	strncat(why, "\n", sizeof(why) - strlen(why) - 1);
+}
+
+static const struct {
+	int e;
+	const char *name;
+} errnames[] = {
+	{ 0, "OK" }, { ANSWER_SKIP, "SKIP" }, { EINVAL, "EINVAL" },
+	{ EPERM, "EPERM" }, { EBADF, "EBADF" }, { EFBIG, "EFBIG" },
+	{ EOPNOTSUPP, "EOPNOTSUPP" }, { ENOSPC, "ENOSPC" }, { EIO, "EIO" },
+	{ ENOTTY, "ENOTTY" }, { EXDEV, "EXDEV" }, { ETXTBSY, "ETXTBSY" },
+	{ EFAULT, "EFAULT" }, { ENOMEM, "ENOMEM" },
+};
+
+static const char *ename(int e)
+{
+	static char buf[16];
+	size_t i;
+
+	for (i = 0; i < sizeof(errnames) / sizeof(errnames[0]); i++)
+		if (errnames[i].e == e)
+			return errnames[i].name;
+	snprintf(buf, sizeof(buf), "E%d", e);
+	return buf;
+}
+
+/* Byte at offset @o of a file written with @tag: 64-bit words that hold
+ * the tag and the word's original offset.  Never zero.
+ */
+static unsigned char pat(uint64_t tag, long long o)
+{
+	uint64_t w = (tag << 48) | ((uint64_t)o & ~7ULL);
+
+	return (unsigned char)(w >> (8 * (o & 7)));
+}
+
+static void fill(unsigned char *buf, uint64_t tag, long long off, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i < len; i++)
+		buf[i] = pat(tag, off + (long long)i);
+}
+
+/* Does @buf hold an 8-byte word of the secret pattern anywhere? */
+static long long find_secret(const unsigned char *buf, size_t len)
+{
+	size_t i;
+
+	for (i = 0; i + 8 <= len; i++) {
+		uint64_t w;
+
+		memcpy(&w, buf + i, 8);
+		if ((w >> 48) == TAG_SECRET && ((w & 7) == 0))
+			return (long long)i;
+	}
+	return -1;
+}
+
+/* ------------------------------------------------------------------ */
+/* The model: expected bytes, size and allocated units of one file. */
+
+struct model {
+	unsigned char *data;
+	long long size;
+	char *alloc;		/* one char per unit: 1 allocated, 0 hole */
+	long long nunits;
+};
+
+static void model_resize(struct model *m, long long size)
+{
+	long long nunits = (size + unit - 1) / unit;
+
+	m->data = realloc(m->data, size + 1);
+	m->alloc = realloc(m->alloc, nunits + 1);
+	if (!m->data || !m->alloc) {
+		perror("fcheck: realloc");
+		exit(2);
+	}
+	if (size > m->size)
+		memset(m->data + m->size, 0, size - m->size);
+	if (nunits > m->nunits)
+		memset(m->alloc + m->nunits, 0, nunits - m->nunits);
+	m->size = size;
+	m->nunits = nunits;
+}
+
+static void model_collapse(struct model *m, long long off, long long len)
+{
+	long long u0 = off / unit, nu = len / unit;
+
+	memmove(m->data + off, m->data + off + len, m->size - off - len);
+	memmove(m->alloc + u0, m->alloc + u0 + nu, m->nunits - u0 - nu);
+	m->nunits -= nu;
+	m->size -= len;
+}
+
+static void model_insert(struct model *m, long long off, long long len)
+{
+	long long old = m->size, oldu = m->nunits, u0 = off / unit;
+	long long nu = len / unit;
+
+	model_resize(m, old + len);
+	memmove(m->data + off + len, m->data + off, old - off);
+	memset(m->data + off, 0, len);
+	memmove(m->alloc + u0 + nu, m->alloc + u0, oldu - u0);
+	memset(m->alloc + u0, 0, nu);
+}
+
+static long long model_blocks(const struct model *m)
+{
+	long long i, n = 0;
+
+	for (i = 0; i < m->nunits; i++)
+		n += m->alloc[i];
+	return n * unit / 512;
+}
+
+static void model_free(struct model *m)
+{
+	free(m->data);
+	free(m->alloc);
+	memset(m, 0, sizeof(*m));
+}
+
+/* ------------------------------------------------------------------ */
+/* Files. */
+
+static char path[PATH_MAX], path2[PATH_MAX];
+
+static void set_paths(const char *name)
+{
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	snprintf(path2, sizeof(path2), "%s/%s.other", dir, name);
+}
+
+static int xfallocate(int fd, int mode, long long off, long long len)
+{
+	return fallocate(fd, mode, off, len) ? errno : 0;
+}
+
+static int pwrite_all(int fd, const void *buf, size_t len, long long off)
+{
+	const char *p = buf;
+
+	while (len) {
+		ssize_t n = pwrite(fd, p, len, off);
+
+		if (n < 0)
+			return errno;
+		p += n;
+		off += n;
+		len -= n;
+	}
+	return 0;
+}
+
+/* Read the whole file; returns its size or -1. */
+static long long read_file(int fd, unsigned char **out)
+{
+	struct stat st;
+	long long got = 0;
+	unsigned char *buf;
+
+	if (fstat(fd, &st))
+		return -1;
+	buf = malloc(st.st_size + 1);
+	if (!buf)
+		return -1;
+	while (got < st.st_size) {
+		ssize_t n = pread(fd, buf + got, st.st_size - got, got);
+
+		if (n <= 0)
+			break;
+		got += n;
+	}
+	*out = buf;
+	return got;
+}
+
+/*
+ * Build @path from a layout, one character per unit:
+ *   W  written with the data pattern (preallocated first, then written)
+ *   U  preallocated, never written (an unwritten extent: reads zero)
+ *   H  a hole
+ *   |  between two units: allocate a unit of another file here, so the
+ *      next extent does not continue the previous one on disk
+ * The file is then truncated to @size (at most the layout's length).
+ * Filesystems without plain preallocation (vfat) get written zeros for U.
+ */
+static int build(const char *layout, long long size, struct model *m)
+{
+	long long u = 0, o, len, run;
+	int fd, ofd, e;
+	unsigned char *buf = malloc(unit);
+
+	memset(m, 0, sizeof(*m));
+	unlink(path);
+	unlink(path2);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	ofd = open(path2, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0 || ofd < 0 || !buf) {
+		fail("setup: open %s: %s", path, strerror(errno));
+		free(buf);
+		return -1;
+	}
+	for (; *layout; layout += run) {
+		char kind = *layout;
+
+		run = 1;
+		if (kind == '|') {
+			e = xfallocate(ofd, 0, u * unit, unit);
+			if (e && e != EOPNOTSUPP)
+				fail("setup: spacer fallocate: %s", ename(e));
+			fsync(ofd);
+			fsync(fd);
+			continue;
+		}
+		/* A run of units of one kind is allocated and written at once. */
+		while (layout[run] == kind)
+			run++;
+		o = u * unit;
+		len = run * unit;
+		model_resize(m, o + len);
+		buf = realloc(buf, len);
+		if (!buf) {
+			fail("setup: out of memory");
+			goto err;
+		}
+		if (kind == 'W' || kind == 'U') {
+			e = xfallocate(fd, 0, o, len);
+			if (e == EOPNOTSUPP) {
+				memset(buf, 0, len);
+				e = pwrite_all(fd, buf, len, o);
+			}
+			if (e) {
+				fail("setup: allocate units %lld-%lld: %s", u,
+				     u + run - 1, ename(e));
+				goto err;
+			}
+			memset(m->alloc + u, 1, run);
+		}
+		if (kind == 'W') {
+			fill(buf, TAG_DATA, o, len);
+			memcpy(m->data + o, buf, len);
+			e = pwrite_all(fd, buf, len, o);
+			if (e) {
+				fail("setup: write units %lld-%lld: %s", u,
+				     u + run - 1, ename(e));
+				goto err;
+			}
+		}
+		u += run;
+	}
+	if (ftruncate(fd, size)) {
+		fail("setup: ftruncate %lld: %s", size, strerror(errno));
+		goto err;
+	}
+	if (size < m->size)
+		m->size = size;		/* the last unit stays allocated */
+	else
+		model_resize(m, size);
+	if (fsync(fd))
+		fail("setup: fsync: %s", strerror(errno));
+	close(ofd);
+	unlink(path2);
+	free(buf);
+	return fd;
+err:
+	close(fd);
+	close(ofd);
+	free(buf);
+	return -1;
+}
+
+static int fiemap_extents(int fd)
+{
+	struct {
+		struct fiemap fm;
+		struct fiemap_extent fe[64];
+	} x;
+
+	memset(&x, 0, sizeof(x));
+	x.fm.fm_length = FIEMAP_MAX_OFFSET;
+	x.fm.fm_flags = FIEMAP_FLAG_SYNC;
+	x.fm.fm_extent_count = 64;
+	if (ioctl(fd, FS_IOC_FIEMAP, &x.fm))
+		return -1;
+	return (int)x.fm.fm_mapped_extents;
+}
+
+/*
+ * Compare the file with the model: size, every byte, and st_blocks (the
+ * model's allocated units plus the metadata overhead @overhead measured
+ * before the call, which neither operation may change).  @what names the
+ * moment in the failure message.
+ */
+static void verify(int fd, const struct model *m, long long overhead,
+		   int check_blocks, const char *what)
+{
+	unsigned char *buf = NULL;
+	struct stat st;
+	long long n, i;
+
+	if (fstat(fd, &st)) {
+		fail("%s: fstat: %s", what, strerror(errno));
+		return;
+	}
+	if (st.st_size != m->size)
+		fail("%s: size %lld, expected %lld", what,
+		     (long long)st.st_size, m->size);
+	if (check_blocks && st.st_blocks != model_blocks(m) + overhead)
+		fail("%s: st_blocks %lld, expected %lld (%lld allocated units of %lld bytes + %lld); %d extents",
+		     what, (long long)st.st_blocks, model_blocks(m) + overhead,
+		     model_blocks(m) * 512 / unit, unit, overhead,
+		     fiemap_extents(fd));
+	n = read_file(fd, &buf);
+	if (n != st.st_size)
+		fail("%s: read %lld of %lld bytes", what, n,
+		     (long long)st.st_size);
+	for (i = 0; i < n && i < m->size; i++) {
+		if (buf[i] != m->data[i]) {
+			fail("%s: byte %lld is 0x%02x, expected 0x%02x (and maybe more)",
+			     what, i, buf[i], m->data[i]);
+			break;
+		}
+	}
+	if (buf && find_secret(buf, n) >= 0)
+		fail("%s: the secret of a freed file is readable at %lld",
+		     what, find_secret(buf, n));
+	free(buf);
+}
+
+static long long blocks_of(int fd)
+{
+	struct stat st;
+
+	return fstat(fd, &st) ? -1 : (long long)st.st_blocks;
+}
+
+/* chattr +FLAG (@on) or -FLAG: the other inode flags stay as they are. */
+static int change_flag(int fd, int flag, int on)
+{
+	int flags;
+
+	if (ioctl(fd, FS_IOC_GETFLAGS, &flags))
+		return errno;
+	flags = on ? flags | flag : flags & ~flag;
+	return ioctl(fd, FS_IOC_SETFLAGS, &flags) ? errno : 0;
+}
+
+/* ------------------------------------------------------------------ */
+/* Reporting. */
+
+/* What a filesystem supporting the flags answers, and what this one must. */
+static int expect_of(int vfs, int fsans)
+{
+	if (vfs)
+		return vfs;
+	return supported ? fsans : EOPNOTSUPP;
+}
+
+static void report(const char *name, int answer, int vfs, int fsans,
+		   const char *skip)
+{
+	int expect = expect_of(vfs, fsans), model = vfs ? vfs : fsans;
+	int ok;
+
+	ntest++;
+	if (answer == ANSWER_SKIP) {
+		printf("ok %d - %s %s answer=SKIP expect=%s model=%s # SKIP %s\n",
+		       ntest, fs_name, name, ename(expect), ename(model),
+		       skip ? skip : "");
+		why[0] = 0;
+		fflush(stdout);
+		return;
+	}
+	if (answer != expect)
+		fail("answered %s, expected %s", ename(answer), ename(expect));
+	ok = !why[0];
+	nfail += !ok;
+	printf("%sok %d - %s %s answer=%s expect=%s model=%s\n", ok ? "" : "not ",
+	       ntest, fs_name, name, ename(answer), ename(expect),
+	       ename(model));
+	fputs(why, stdout);
+	why[0] = 0;
+	fflush(stdout);
+}
+
+/* ------------------------------------------------------------------ */
+/* Cases driven by fallocate(2) on a file built from a layout. */
+
+enum pre { NONE, APPEND, IMMUTABLE, RDONLY, RLIMIT, KEEPSIZE };
+
+struct shift_case {
+	const char *name;
+	const char *layout;
+	long long size_adj;	/* bytes added to the layout's size (<= 0) */
+	int mode;
+	long long ou, oh, lu, lh;	/* offset, length: units + half units */
+	enum pre pre;
+	int vfs, fsans;		/* expected: from the VFS (0: passed on), the fs */
+};
+
+#define DENSE	"WWWW|WWWW|WWWW"
+#define SPARSE	"WWWHHUUUWWWW"
+
+static const struct shift_case shift_cases[] = {
+	/* R1: data moves, at the start, middle and end. */
+	{ "collapse_dense_start", DENSE, 0, COLLAPSE, 0, 0, 2, 0, NONE, 0, 0 },
+	{ "collapse_dense_middle", DENSE, 0, COLLAPSE, 5, 0, 2, 0, NONE, 0, 0 },
+	{ "collapse_dense_end", DENSE, 0, COLLAPSE, 9, 0, 2, 0, NONE, 0, 0 },
+	{ "insert_dense_start", DENSE, 0, INSERT, 0, 0, 2, 0, NONE, 0, 0 },
+	{ "insert_dense_middle", DENSE, 0, INSERT, 6, 0, 2, 0, NONE, 0, 0 },
+	{ "insert_dense_end", DENSE, 0, INSERT, 11, 0, 2, 0, NONE, 0, 0 },
+	{ "collapse_sparse_start", SPARSE, 0, COLLAPSE, 0, 0, 2, 0, NONE, 0, 0 },
+	{ "collapse_sparse_middle", SPARSE, 0, COLLAPSE, 4, 0, 2, 0, NONE, 0, 0 },
+	{ "collapse_sparse_end", SPARSE, 0, COLLAPSE, 9, 0, 2, 0, NONE, 0, 0 },
+	{ "insert_sparse_start", SPARSE, 0, INSERT, 0, 0, 2, 0, NONE, 0, 0 },
+	{ "insert_sparse_middle", SPARSE, 0, INSERT, 6, 0, 2, 0, NONE, 0, 0 },
+	{ "insert_sparse_end", SPARSE, 0, INSERT, 9, 0, 2, 0, NONE, 0, 0 },
+	/* A size that is not a multiple of the unit. */
+	{ "collapse_partial_tail", DENSE, -123, COLLAPSE, 4, 0, 2, 0, NONE, 0, 0 },
+	{ "insert_partial_tail", DENSE, -123, INSERT, 11, 0, 1, 0, NONE, 0, 0 },
+	/* R3: alignment. */
+	{ "collapse_unaligned_offset", DENSE, 0, COLLAPSE, 1, 1, 2, 0, NONE, 0, EINVAL },
+	{ "collapse_unaligned_len", DENSE, 0, COLLAPSE, 2, 0, 1, 1, NONE, 0, EINVAL },
+	{ "insert_unaligned_offset", DENSE, 0, INSERT, 1, 1, 2, 0, NONE, 0, EINVAL },
+	{ "insert_unaligned_len", DENSE, 0, INSERT, 2, 0, 1, 1, NONE, 0, EINVAL },
+	/* R4: end of file. */
+	{ "collapse_reaching_eof", DENSE, 0, COLLAPSE, 10, 0, 2, 0, NONE, 0, EINVAL },
+	{ "collapse_crossing_eof", DENSE, 0, COLLAPSE, 10, 0, 4, 0, NONE, 0, EINVAL },
+	{ "collapse_past_eof", DENSE, 0, COLLAPSE, 14, 0, 1, 0, NONE, 0, EINVAL },
+	{ "collapse_partial_tail_eof", DENSE, -123, COLLAPSE, 10, 0, 2, 0, NONE, 0, EINVAL },
+	{ "insert_at_eof", DENSE, 0, INSERT, 12, 0, 1, 0, NONE, 0, EINVAL },
+	{ "insert_past_eof", DENSE, 0, INSERT, 16, 0, 1, 0, NONE, 0, EINVAL },
+	/* R5: permissions, decided by the VFS. */
+	{ "collapse_append_only", DENSE, 0, COLLAPSE, 2, 0, 2, 0, APPEND, EPERM, EPERM },
+	{ "insert_append_only", DENSE, 0, INSERT, 2, 0, 2, 0, APPEND, EPERM, EPERM },
+	{ "collapse_immutable", DENSE, 0, COLLAPSE, 2, 0, 2, 0, IMMUTABLE, EPERM, EPERM },
+	{ "insert_immutable", DENSE, 0, INSERT, 2, 0, 2, 0, IMMUTABLE, EPERM, EPERM },
+	{ "collapse_rdonly", DENSE, 0, COLLAPSE, 2, 0, 2, 0, RDONLY, EBADF, EBADF },
+	{ "insert_rdonly", DENSE, 0, INSERT, 2, 0, 2, 0, RDONLY, EBADF, EBADF },
+	/* R2: KEEP_SIZE is refused by the VFS. */
+	{ "collapse_keep_size", DENSE, 0, COLLAPSE, 2, 0, 2, 0, KEEPSIZE, EOPNOTSUPP, EOPNOTSUPP },
+	{ "insert_keep_size", DENSE, 0, INSERT, 2, 0, 2, 0, KEEPSIZE, EOPNOTSUPP, EOPNOTSUPP },
+	/* R6: RLIMIT_FSIZE (SIGXFSZ ignored), checked by the filesystem. */
+	{ "insert_rlimit_fsize", DENSE, 0, INSERT, 2, 0, 2, 0, RLIMIT, 0, EFBIG },
+};
+
+/* Run fallocate in a child limited to RLIMIT_FSIZE @limit. */
+static int fallocate_limited(int fd, int mode, long long off, long long len,
+			     long long limit)
+{
+	int st, e;
+	pid_t pid = fork();
+
+	if (pid < 0)
+		return errno;
+	if (!pid) {
+		struct rlimit rl;
+
+		signal(SIGXFSZ, SIG_IGN);
+		getrlimit(RLIMIT_FSIZE, &rl);
+		rl.rlim_cur = limit;
+		if (setrlimit(RLIMIT_FSIZE, &rl))
+			_exit(255);
+		e = xfallocate(fd, mode, off, len);
+		_exit(e > 250 ? 250 : e);
+	}
+	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
+	    WEXITSTATUS(st) == 255) {
+		fail("rlimit child failed (status 0x%x)", st);
+		return EIO;
+	}
+	return WEXITSTATUS(st);
+}
+
+static void run_shift_case(const struct shift_case *c)
+{
+	long long size = (long long)strlen(c->layout) * unit, off, len;
+	long long overhead;
+	struct model m;
+	int fd, wfd = -1, e, answer, mode = c->mode;
+	const char *skip = NULL;
+	char skipbuf[64];
+	const char *p;
+
+	for (p = c->layout; *p; p++)
+		size -= (*p == '|') * unit;
+	size += c->size_adj;
+	off = c->ou * unit + c->oh * (unit / 2);
+	len = c->lu * unit + c->lh * (unit / 2);
+	set_paths(c->name);
+	fd = build(c->layout, size, &m);
+	if (fd < 0) {
+		report(c->name, EIO, c->vfs, c->fsans, NULL);
+		return;
+	}
+	verify(fd, &m, blocks_of(fd) - model_blocks(&m), 0, "after setup");
+	overhead = blocks_of(fd) - model_blocks(&m);
+	if (c->pre == NONE && !c->fsans)
+		printf("# %s: %d extents before the call (FIEMAP)\n", c->name,
+		       fiemap_extents(fd));
+
+	switch (c->pre) {
+	case APPEND:
+	case IMMUTABLE:
+		e = change_flag(fd, c->pre == APPEND ? FS_APPEND_FL :
+					       FS_IMMUTABLE_FL, 1);
+		if (e) {
+			snprintf(skipbuf, sizeof(skipbuf),
+				 "FS_IOC_SETFLAGS: %s", ename(e));
+			skip = skipbuf;
+			answer = ANSWER_SKIP;
+			goto out;
+		}
+		break;
+	case RDONLY:
+		wfd = fd;
+		fd = open(path, O_RDONLY);
+		if (fd < 0) {
+			fail("open O_RDONLY: %s", strerror(errno));
+			fd = wfd;
+			wfd = -1;
+		}
+		break;
+	case KEEPSIZE:
+		mode |= FALLOC_FL_KEEP_SIZE;
+		break;
+	default:
+		break;
+	}
+
+	if (c->pre == RLIMIT)
+		answer = fallocate_limited(fd, mode, off, len, size);
+	else
+		answer = xfallocate(fd, mode, off, len);
+
+	if (!answer && expect_of(c->vfs, c->fsans))
+		fail("the call succeeded where it must fail, and changed the file: size %lld -> %lld",
+		     m.size, m.size + (mode == INSERT ? len : -len));
+	if (answer == 0 && mode == COLLAPSE)
+		model_collapse(&m, off, len);
+	else if (answer == 0 && mode == INSERT)
+		model_insert(&m, off, len);
+	verify(fd, &m, overhead, 1, answer ? "after the failed call" :
+					     "after the call");
+out:
+	if ((c->pre == APPEND || c->pre == IMMUTABLE) && !skip &&
+	    change_flag(fd, c->pre == APPEND ? FS_APPEND_FL : FS_IMMUTABLE_FL, 0))
+		fail("cannot clear the flag again: %s", strerror(errno));
+	if (wfd >= 0)
+		close(wfd);
+	close(fd);
+	unlink(path);
+	model_free(&m);
+	report(c->name, answer, c->vfs, c->fsans, skip);
+}
+
+/* ------------------------------------------------------------------ */
+/* The unit is a cluster made of several blocks (ext4 bigalloc): a
+ * block-aligned range that is not cluster-aligned is EINVAL.
+ */
+static void case_block_not_unit(int mode, const char *name)
+{
+	struct model m;
+	long long overhead;
+	int fd, answer;
+
+	if (blksz >= unit) {
+		report(name, ANSWER_SKIP, 0, EINVAL,
+		       "the allocation unit is one block");
+		return;
+	}
+	set_paths(name);
+	fd = build(DENSE, 12 * unit, &m);
+	if (fd < 0) {
+		report(name, EIO, 0, EINVAL, NULL);
+		return;
+	}
+	overhead = blocks_of(fd) - model_blocks(&m);
+	answer = xfallocate(fd, mode, 2 * unit + blksz, unit);
+	if (!answer)
+		fail("a block-aligned, unit-unaligned range was accepted");
+	else
+		verify(fd, &m, overhead, 1, "after the failed call");
+	close(fd);
+	unlink(path);
+	model_free(&m);
+	report(name, answer, 0, EINVAL, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* s_maxbytes, found with lseek(SEEK_SET), which refuses offsets past it,
+ * and confirmed with ftruncate where the filesystem has sparse files.
+ */
+static long long find_maxbytes(void)
+{
+	long long lo = 0, hi = LLONG_MAX, mid;
+	int fd;
+
+	set_paths("maxbytes_probe");
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (fd < 0)
+		return -1;
+	while (lo < hi) {
+		mid = lo + (hi - lo) / 2 + 1;
+		if (lseek(fd, mid, SEEK_SET) == mid)
+			lo = mid;
+		else
+			hi = mid - 1;
+	}
+	if (supported) {
+		if (ftruncate(fd, lo))
+			fail("ftruncate to s_maxbytes %lld: %s", lo,
+			     strerror(errno));
+		if (lo < LLONG_MAX && (!ftruncate(fd, lo + 1) || errno != EFBIG))
+			fail("ftruncate past s_maxbytes %lld did not fail with EFBIG",
+			     lo);
+	}
+	close(fd);
+	unlink(path);
+	return lo;
+}
+
+/*
+ * @vfs_level: the range itself ends past s_maxbytes (the VFS refuses it);
+ * otherwise the range fits but the grown file would not (the filesystem
+ * must refuse it).
+ */
+static void case_maxbytes(int mode, int vfs_level, const char *name)
+{
+	long long maxb = find_maxbytes(), off, len, overhead;
+	int vfs = vfs_level ? EFBIG : 0, fd, answer;
+	struct model m;
+
+	if (maxb <= 0) {
+		fail("cannot find s_maxbytes");
+		report(name, EIO, vfs, EFBIG, NULL);
+		return;
+	}
+	set_paths(name);
+	fd = build(DENSE, 12 * unit, &m);
+	if (fd < 0) {
+		report(name, EIO, vfs, EFBIG, NULL);
+		return;
+	}
+	overhead = blocks_of(fd) - model_blocks(&m);
+	if (vfs_level) {
+		off = unit;
+		len = (maxb / unit) * unit;	/* off + len > maxb */
+	} else {
+		off = 0;
+		len = (maxb / unit) * unit;	/* size + len > maxb >= len */
+	}
+	printf("# %s: s_maxbytes %lld, offset %lld, len %lld\n", name, maxb,
+	       off, len);
+	answer = xfallocate(fd, mode, off, len);
+	if (!answer && mode == INSERT)
+		model_insert(&m, off, len);
+	if (answer || mode != INSERT)
+		verify(fd, &m, overhead, 1, answer ? "after the failed call" :
+						     "after the call");
+	close(fd);
+	unlink(path);
+	model_free(&m);
+	report(name, answer, vfs, EFBIG, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/*
+ * R8: blocks freed by another file, which held a secret, and preallocated
+ * past EOF with KEEP_SIZE must read zero whenever the file grows over them
+ * after a collapse or insert: by truncate, by a write past EOF, and by an
+ * insert near the end.
+ */
+static void case_stale(int mode, const char *name)
+{
+	long long size = 8 * unit, pre = 24 * unit, off = 2 * unit;
+	long long len = 2 * unit, eof;
+	unsigned char *secret = malloc(pre), *buf = malloc(unit);
+	struct model m;
+	int fd, sfd, answer, e;
+
+	set_paths(name);
+	/* The secret: written, synced, then freed. */
+	sfd = open(path2, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	fill(secret, TAG_SECRET, 0, pre);
+	if (sfd < 0 || pwrite_all(sfd, secret, pre, 0) || fsync(sfd)) {
+		fail("setup: writing the secret file failed");
+		report(name, EIO, 0, 0, NULL);
+		goto out_free;
+	}
+	close(sfd);
+	unlink(path2);
+	sync();
+
+	fd = build("WWWWWWWW", size, &m);
+	if (fd < 0) {
+		report(name, EIO, 0, 0, NULL);
+		goto out_free;
+	}
+	e = xfallocate(fd, FALLOC_FL_KEEP_SIZE, size, pre);
+	if (e && e != EOPNOTSUPP)
+		fail("setup: KEEP_SIZE preallocation: %s", ename(e));
+	fsync(fd);
+
+	answer = xfallocate(fd, mode, off, len);
+	if (!answer && mode == COLLAPSE)
+		model_collapse(&m, off, len);
+	else if (!answer)
+		model_insert(&m, off, len);
+	verify(fd, &m, 0, 0, "after the call");
+
+	/* Grow by truncate: zeros. */
+	eof = m.size;
+	model_resize(&m, eof + 3 * unit);
+	if (ftruncate(fd, m.size))
+		fail("truncate up: %s", strerror(errno));
+	verify(fd, &m, 0, 0, "after truncate up");
+
+	/* Grow by a write past EOF: the gap reads zero. */
+	eof = m.size;
+	fill(buf, TAG_DATA, 0x100000, unit);
+	model_resize(&m, eof + 3 * unit);
+	memcpy(m.data + eof + 2 * unit, buf, unit);
+	e = pwrite_all(fd, buf, unit, eof + 2 * unit);
+	if (e)
+		fail("pwrite past EOF: %s", ename(e));
+	verify(fd, &m, 0, 0, "after pwrite past EOF");
+
+	/* Grow by an insert in the last unit. */
+	eof = m.size;
+	e = xfallocate(fd, INSERT, eof - unit, 2 * unit);
+	if (!e)
+		model_insert(&m, eof - unit, 2 * unit);
+	else if (supported)
+		fail("insert near the end: %s", ename(e));
+	fsync(fd);
+	verify(fd, &m, 0, 0, "after insert near the end");
+	close(fd);
+	unlink(path);
+	model_free(&m);
+	report(name, answer, 0, 0, NULL);
+out_free:
+	free(secret);
+	free(buf);
+}
+
+/* ------------------------------------------------------------------ */
+/* R7: a shared mapping taken (and dirtied) before the call sees the new
+ * contents after it.
+ */
+static void case_mmap(int mode, const char *name)
+{
+	long long size = 12 * unit, off = 2 * unit, len = 2 * unit, i, n;
+	unsigned char *map;
+	struct model m;
+	volatile unsigned char sink = 0;
+	long long overhead;
+	int fd, answer;
+
+	set_paths(name);
+	fd = build(DENSE, size, &m);
+	if (fd < 0) {
+		report(name, EIO, 0, 0, NULL);
+		return;
+	}
+	overhead = blocks_of(fd) - model_blocks(&m);
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		fail("mmap: %s", strerror(errno));
+		close(fd);
+		report(name, EIO, 0, 0, NULL);
+		return;
+	}
+	for (i = 0; i < size; i += 512)
+		sink += map[i];
+	/* Dirty a word in the first and the last unit through the mapping. */
+	for (i = 0; i < 8; i++) {
+		map[i + 8] = pat(TAG_MMAP, i + 8);
+		m.data[i + 8] = map[i + 8];
+		map[size - unit + 64 + i] = pat(TAG_MMAP, size - unit + 64 + i);
+		m.data[size - unit + 64 + i] = map[size - unit + 64 + i];
+	}
+	answer = xfallocate(fd, mode, off, len);
+	if (!answer && mode == COLLAPSE)
+		model_collapse(&m, off, len);
+	else if (!answer)
+		model_insert(&m, off, len);
+	n = m.size < size ? m.size : size;
+	for (i = 0; i < n; i++) {
+		if (map[i] != m.data[i]) {
+			fail("mapping: byte %lld is 0x%02x, expected 0x%02x",
+			     i, map[i], m.data[i]);
+			break;
+		}
+	}
+	munmap(map, size);
+	verify(fd, &m, overhead, 1, "after the call");
+	close(fd);
+	unlink(path);
+	model_free(&m);
+	report(name, answer, 0, 0, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* Reflink (where FICLONE works): a shared extent keeps its data in the
+ * other file when one of them collapses or inserts.
+ */
+static void case_reflink(int mode, int whole, const char *name)
+{
+	long long size = 12 * unit, off = 5 * unit, len = 2 * unit;
+	long long overhead, ooverhead;
+	struct model m, other;
+	int fd, ofd, answer, e;
+
+	set_paths(name);
+	fd = build(DENSE, size, &m);
+	if (fd < 0) {
+		report(name, EIO, 0, 0, NULL);
+		return;
+	}
+	ofd = open(path2, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (whole) {
+		e = ioctl(ofd, FICLONE, fd) ? errno : 0;
+	} else {
+		struct file_clone_range r = {
+			.src_fd = fd, .src_offset = 4 * unit,
+			.src_length = 4 * unit, .dest_offset = 0,
+		};
+
+		e = ioctl(ofd, FICLONERANGE, &r) ? errno : 0;
+	}
+	if (e) {
+		close(ofd);
+		close(fd);
+		unlink(path);
+		unlink(path2);
+		model_free(&m);
+		report(name, ANSWER_SKIP, 0, 0, "no reflink on this filesystem");
+		return;
+	}
+	memset(&other, 0, sizeof(other));
+	model_resize(&other, whole ? size : 4 * unit);
+	memcpy(other.data, m.data + (whole ? 0 : 4 * unit), other.size);
+	memset(other.alloc, 1, other.nunits);
+	fsync(ofd);
+	overhead = blocks_of(fd) - model_blocks(&m);
+	ooverhead = blocks_of(ofd) - model_blocks(&other);
+
+	/* The whole clone is changed; the partial clone's source is. */
+	if (whole) {
+		answer = xfallocate(ofd, mode, off, len);
+		if (!answer && mode == COLLAPSE)
+			model_collapse(&other, off, len);
+		else if (!answer)
+			model_insert(&other, off, len);
+		verify(ofd, &other, ooverhead, 1, "the clone after the call");
+		verify(fd, &m, overhead, 1, "the source after the call");
+	} else {
+		answer = xfallocate(fd, mode, off, len);
+		if (!answer && mode == COLLAPSE)
+			model_collapse(&m, off, len);
+		else if (!answer)
+			model_insert(&m, off, len);
+		verify(fd, &m, overhead, 1, "the source after the call");
+		verify(ofd, &other, ooverhead, 1, "the clone after the call");
+	}
+	/* Writing to one must not show in the other. */
+	if (!answer) {
+		unsigned char w[8];
+
+		fill(w, TAG_MMAP, 0, 8);
+		pwrite_all(fd, w, 8, unit);
+		memcpy(m.data + unit, w, 8);
+		fsync(fd);
+		verify(fd, &m, 0, 0, "the source after a write");
+		verify(ofd, &other, 0, 0, "the clone after a write to the source");
+	}
+	close(ofd);
+	close(fd);
+	unlink(path);
+	unlink(path2);
+	model_free(&m);
+	model_free(&other);
+	report(name, answer, 0, 0, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* The real tools: xfs_io fcollapse/finsert, util-linux fallocate. */
+
+static int errno_of_message(const char *msg)
+{
+	static const int known[] = { EINVAL, EPERM, EBADF, EFBIG, EOPNOTSUPP,
+				     ENOSPC, EIO, ETXTBSY };
+	size_t i;
+
+	for (i = 0; i < sizeof(known) / sizeof(known[0]); i++)
+		if (strstr(msg, strerror(known[i])))
+			return known[i];
+	return EIO;
+}
+
+/* Run argv with its output in @out; returns 0 when it exited 0 without a
+ * message, otherwise the errno its message names (EIO if none).
+ */
+static int run_tool(char *const argv[], char *out, size_t size)
+{
+	int pfd[2], st = 0;
+	ssize_t n, got = 0;
+	pid_t pid;
+
+	if (pipe(pfd))
+		return EIO;
+	pid = fork();
+	if (pid < 0)
+		return EIO;
+	if (!pid) {
+		dup2(pfd[1], 1);
+		dup2(pfd[1], 2);
+		close(pfd[0]);
+		execv(argv[0], argv);
+		printf("exec %s: %s\n", argv[0], strerror(errno));
+		_exit(127);
+	}
+	close(pfd[1]);
+	while ((n = read(pfd[0], out + got, size - 1 - got)) > 0)
+		got += n;
+	out[got] = 0;
+	for (n = 0; n < got; n++)
+		if (out[n] == '\n')
+			out[n] = n == got - 1 ? 0 : '|';
+	close(pfd[0]);
+	waitpid(pid, &st, 0);
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 0 && !got)
+		return 0;
+	if (WIFEXITED(st) && WEXITSTATUS(st) == 127)
+		return EIO;
+	return got ? errno_of_message(out) : EIO;
+}
+
+static void case_tool(const char *tool, int mode, long long off,
+		      long long len, int fsans, const char *name)
+{
+	char a[32], b[32], cmd[128], prog[PATH_MAX], out[1024];
+	long long overhead;
+	struct model m;
+	int fd, answer;
+
+	set_paths(name);
+	fd = build(DENSE, 12 * unit, &m);
+	if (fd < 0) {
+		report(name, EIO, 0, fsans, NULL);
+		return;
+	}
+	overhead = blocks_of(fd) - model_blocks(&m);
+	close(fd);
+	snprintf(a, sizeof(a), "%lld", off);
+	snprintf(b, sizeof(b), "%lld", len);
+	if (!strcmp(tool, "xfs_io")) {
+		char *argv[] = { prog, "-c", cmd, path, NULL };
+
+		snprintf(prog, sizeof(prog), "%s/xfs_io", tooldir);
+		snprintf(cmd, sizeof(cmd), "%s %lld %lld",
+			 mode == COLLAPSE ? "fcollapse" : "finsert", off, len);
+		answer = run_tool(argv, out, sizeof(out));
+	} else {
+		char *argv[] = { prog, mode == COLLAPSE ? "--collapse-range" :
+				 "--insert-range", "-o", a, "-l", b, path, NULL };
+
+		snprintf(prog, sizeof(prog), "%s/fallocate", tooldir);
+		answer = run_tool(argv, out, sizeof(out));
+	}
+	/* A message naming the expected errno is the tool doing its job. */
+	if (answer != expect_of(0, fsans) && out[0])
+		fail("%s said: %.300s", tool, out);
+	if (!answer && mode == COLLAPSE)
+		model_collapse(&m, off, len);
+	else if (!answer)
+		model_insert(&m, off, len);
+	fd = open(path, O_RDONLY);
+	if (fd < 0) {
+		fail("reopen: %s", strerror(errno));
+	} else {
+		verify(fd, &m, overhead, 1, answer ? "after the failed call" :
+						     "after the call");
+		close(fd);
+	}
+	unlink(path);
+	model_free(&m);
+	report(name, answer, 0, fsans, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+
+static void usage(void)
+{
+	fprintf(stderr, "usage: fcheck -f NAME -d DIR -u UNIT -b BLOCK -s full|none [-x TOOLDIR]\n");
+	exit(2);
+}
+
+int main(int argc, char **argv)
+{
+	const char *support = NULL;
+	size_t i;
+	int opt;
+
+	while ((opt = getopt(argc, argv, "f:d:u:b:s:x:")) != -1) {
+		switch (opt) {
+		case 'f':
+			fs_name = optarg;
+			break;
+		case 'd':
+			dir = optarg;
+			break;
+		case 'u':
+			unit = atoll(optarg);
+			break;
+		case 'b':
+			blksz = atoll(optarg);
+			break;
+		case 's':
+			support = optarg;
+			break;
+		case 'x':
+			tooldir = optarg;
+			break;
+		default:
+			usage();
+		}
+	}
+	if (!fs_name || !dir || unit < 1024 || blksz < 512 || !support)
+		usage();
+	supported = !strcmp(support, "full");
+	if (!supported && strcmp(support, "none"))
+		usage();
+	setvbuf(stdout, NULL, _IOLBF, 0);
+	printf("# fcheck: %s in %s, unit %lld, block %lld, flags %s\n",
+	       fs_name, dir, unit, blksz, supported ? "supported" :
+	       "not supported (EOPNOTSUPP expected)");
+
+	for (i = 0; i < sizeof(shift_cases) / sizeof(shift_cases[0]); i++)
+		run_shift_case(&shift_cases[i]);
+	case_block_not_unit(COLLAPSE, "collapse_block_not_unit");
+	case_block_not_unit(INSERT, "insert_block_not_unit");
+	case_maxbytes(INSERT, 0, "insert_past_maxbytes");
+	case_maxbytes(INSERT, 1, "insert_range_past_maxbytes");
+	case_maxbytes(COLLAPSE, 1, "collapse_range_past_maxbytes");
+	case_stale(COLLAPSE, "stale_collapse");
+	case_stale(INSERT, "stale_insert");
+	case_mmap(COLLAPSE, "mmap_collapse");
+	case_mmap(INSERT, "mmap_insert");
+	case_reflink(COLLAPSE, 1, "reflink_collapse_clone");
+	case_reflink(INSERT, 1, "reflink_insert_clone");
+	case_reflink(COLLAPSE, 0, "reflink_collapse_source");
+	case_reflink(INSERT, 0, "reflink_insert_source");
+	case_tool("xfs_io", COLLAPSE, 3 * unit, 2 * unit, 0, "tool_xfs_io_fcollapse");
+	case_tool("xfs_io", INSERT, 3 * unit, 2 * unit, 0, "tool_xfs_io_finsert");
+	case_tool("fallocate", COLLAPSE, 3 * unit, 2 * unit, 0,
+		  "tool_fallocate_collapse");
+	case_tool("fallocate", INSERT, 3 * unit, 2 * unit, 0,
+		  "tool_fallocate_insert");
+	case_tool("xfs_io", COLLAPSE, 10 * unit, 2 * unit, EINVAL,
+		  "tool_xfs_io_fcollapse_eof");
+	case_tool("fallocate", INSERT, 3 * unit + unit / 2, unit, EINVAL,
+		  "tool_fallocate_insert_unaligned");
+
+	printf("1..%d\n", ntest);
+	printf("# fcheck: %s: %d cases, %d failed\n", fs_name, ntest, nfail);
+	return nfail ? 1 : 0;
+}
