@@ -515,11 +515,26 @@ static const struct shift_case shift_cases[] = {
 	/* R2: KEEP_SIZE is refused by the VFS. */
 	{ "collapse_keep_size", DENSE, 0, COLLAPSE, 2, 0, 2, 0, KEEPSIZE, EOPNOTSUPP, EOPNOTSUPP },
 	{ "insert_keep_size", DENSE, 0, INSERT, 2, 0, 2, 0, KEEPSIZE, EOPNOTSUPP, EOPNOTSUPP },
-	/* R6: RLIMIT_FSIZE (SIGXFSZ ignored), checked by the filesystem. */
+	/* R6: RLIMIT_FSIZE (EFBIG and one SIGXFSZ), checked by the filesystem. */
 	{ "insert_rlimit_fsize", DENSE, 0, INSERT, 2, 0, 2, 0, RLIMIT, 0, EFBIG },
 };
 
-/* Run fallocate in a child limited to RLIMIT_FSIZE @limit. */
+static volatile sig_atomic_t sigxfsz_seen;
+
+static void count_sigxfsz(int sig)
+{
+	(void)sig;
+	sigxfsz_seen++;
+}
+
+/* The child's exit status when EFBIG came without exactly one SIGXFSZ. */
+#define EFBIG_WITHOUT_SIGXFSZ	254
+
+/*
+ * Run fallocate in a child limited to RLIMIT_FSIZE @limit.  SIGXFSZ is
+ * caught, not left to kill the child: like every growth path, a refusal
+ * above the limit must both raise it once and fail with EFBIG.
+ */
 static int fallocate_limited(int fd, int mode, long long off, long long len,
 			     long long limit)
 {
@@ -531,18 +546,24 @@ static int fallocate_limited(int fd, int mode, long long off, long long len,
 	if (!pid) {
 		struct rlimit rl;
 
-		signal(SIGXFSZ, SIG_IGN);
+		signal(SIGXFSZ, count_sigxfsz);
 		getrlimit(RLIMIT_FSIZE, &rl);
 		rl.rlim_cur = limit;
 		if (setrlimit(RLIMIT_FSIZE, &rl))
 			_exit(255);
 		e = xfallocate(fd, mode, off, len);
+		if (e == EFBIG && sigxfsz_seen != 1)
+			_exit(EFBIG_WITHOUT_SIGXFSZ);
 		_exit(e > 250 ? 250 : e);
 	}
 	if (waitpid(pid, &st, 0) < 0 || !WIFEXITED(st) ||
 	    WEXITSTATUS(st) == 255) {
 		fail("rlimit child failed (status 0x%x)", st);
 		return EIO;
+	}
+	if (WEXITSTATUS(st) == EFBIG_WITHOUT_SIGXFSZ) {
+		fail("EFBIG without exactly one SIGXFSZ");
+		return EFBIG;
 	}
 	return WEXITSTATUS(st);
 }
