@@ -12,12 +12,8 @@ import re
 import shutil
 import sys
 
-# Reports of KASAN, lockdep, UBSAN, DEBUG_VM, DEBUG_LIST, DEBUG_ATOMIC_SLEEP
-# and the core kernel.  "KernelAddressSanitizer initialized" matches none.
-SPLAT = re.compile(r'BUG: |WARNING: |UBSAN: |kernel BUG at|Oops|Kernel panic'
-                   r'|general protection fault|Unable to handle kernel'
-                   r'|INFO: task .* blocked|stack-protector|'
-                   r'detected stall|list_(add|del) corruption')
+from splat import splat_problems
+
 TIMESTAMP = re.compile(r'^\[\s*\d+\.\d+\]\s?')
 KTAP_LINE = re.compile(r'^\s*(KTAP version|TAP version|1\.\.\d+|ok |not ok |# )')
 TOP_RESULT = re.compile(r'^(ok|not ok) \d+ ')
@@ -67,10 +63,7 @@ def main():
         problems.append(f'incomplete run: {results} of {plans[0]} suites reported '
                         '(crash, hang or timeout; see the console log)')
 
-    splats = [l.strip() for l in console if SPLAT.search(l)]
-    problems += [f'kernel splat: {l}' for l in splats[:10]]
-    if len(splats) > 10:
-        problems.append(f'{len(splats) - 10} more splat lines in {args.console_out}')
+    problems += splat_problems(console, args.console_out)
 
     try:
         with open(args.json) as f:

@@ -16,13 +16,8 @@ import fnmatch
 import re
 import sys
 
-# KASAN, lockdep, UBSAN, DEBUG_VM, DEBUG_LIST and core kernel reports, as in
-# tools/kunit_report.py.  "KernelAddressSanitizer initialized" matches none.
-SPLAT = re.compile(r'BUG: |WARNING: |UBSAN: |kernel BUG at|Oops|Kernel panic'
-                   r'|general protection fault|Unable to handle kernel'
-                   r'|INFO: task .* blocked|stack-protector|'
-                   r'detected stall|list_(add|del) corruption'
-                   r'|possible circular locking|inconsistent lock state')
+from splat import splat_problems
+
 CASE = re.compile(r'^(not )?ok \d+ - (\S+) (\S+) answer=(\S+) expect=(\S+) '
                   r'model=(\S+)(.*)$')
 
@@ -117,10 +112,7 @@ def main():
         problems.append('the guest did not boot to its init (no results); '
                         f'see {args.console}, which ends with:\n' +
                         '\n'.join(f'    {l}' for l in console[-15:]))
-    splats = [l.strip() for l in console or [] if SPLAT.search(l)]
-    problems += [f'kernel splat: {l}' for l in splats[:10]]
-    if len(splats) > 10:
-        problems.append(f'{len(splats) - 10} more splat lines in {args.console}')
+    problems += splat_problems(console or [], args.console)
 
     # Per filesystem.
     print('vmtest: results per filesystem')
