@@ -883,6 +883,13 @@ static void case_mmap(int mode, const char *name)
 		model_insert(&m, off, len);
 	n = m.size < size ? m.size : size;
 	for (i = 0; i < n; i++) {
+		/*
+		 * Not the inserted hole: a read fault there allocates a page
+		 * on tmpfs, whose page cache is the file, and st_blocks would
+		 * count it.  verify() reads the hole with pread().
+		 */
+		if (!answer && mode == INSERT && i >= off && i < off + len)
+			continue;
 		if (map[i] != m.data[i]) {
 			fail("mapping: byte %lld is 0x%02x, expected 0x%02x",
 			     i, map[i], m.data[i]);
