@@ -76,9 +76,12 @@ for m in "$@"; do
 	git -C "$tree" apply "$m"
 	applied=$m
 	# A guest mutant still goes through kunit.py, for the build; the
-	# fallocate suite is the cheapest to run while at it.
+	# fallocate suite is the cheapest to run while at it.  A mutant may
+	# hang the kernel (a lookup that retries forever): the named suites
+	# take under two minutes, so 600 s, not the full run's 1500, ends it.
 	# shellcheck disable=SC2086 # $fragments is a list of files
-	"$top/tools/kunit.sh" "$tree" "$build_dir" "$out/$name.json" \
+	KUNIT_TIMEOUT=${MUTANT_TIMEOUT:-600} \
+		"$top/tools/kunit.sh" "$tree" "$build_dir" "$out/$name.json" \
 		"${suites:-fallocate}" $fragments >"$out/$name.log" 2>&1
 	if [ ! -s "$build_dir/test.log" ]; then
 		revert
