@@ -40,11 +40,11 @@ static const char usage_text[] =
 "Operations drawn from a seed are applied to a file in DIR and to a model\n"
 "of its bytes; every read is compared with the model.  The same seed and\n"
 "options give the same operations.  Output is TAP: one line per case,\n"
-"\"ok N - NAME CASE answer=A expect=OK model=OK seed=S ...\" (A is OK, or\n"
-"the errno of a call that answered wrongly), \"# \" lines with the details\n"
-"of a failure (the seed, the last operations, the first differing\n"
-"offset), and \"progress\" lines.  Exit status 1 on a failure, 2 on a usage\n"
-"error.\n"
+"\"ok N - NAME CASE answer=A expect=OK model=OK seed=S ...\" (A is OK,\n"
+"the errno of a call that answered wrongly, or READ_PAST_EOF: below), \"# \"\n"
+"lines with the details of a failure (the seed, the last operations, the\n"
+"first differing offset), and \"progress\" lines.  Exit status 1 on a\n"
+"failure, 2 on a usage error.\n"
 "\n"
 "Modes:\n"
 "  (default)         the model run on DIR/fsmodel.seq (case \"model\"), then,\n"
@@ -72,8 +72,8 @@ static const char usage_text[] =
 "  -S SEED       seed (default: from the clock); always printed\n"
 "  -n OPS        operations of the model run, or of the crash workload\n"
 "                (default 100000)\n"
-"  -c ROUNDS     rounds of the concurrent run (default 300; 0: none)\n"
-"  -m BYTES      largest file size (default 256 KiB or 64 units, the larger)\n"
+"  -c ROUNDS     rounds of the concurrent run (default 200; 0: none)\n"
+"  -m BYTES      largest file size (default 64 KiB or 16 units, the larger)\n"
 "  -k OPS        besides every read, compare the whole file (through read\n"
 "                and through the mapping) every OPS operations (default\n"
 "                1000), after drop and remount, and at the end\n"
@@ -84,25 +84,11 @@ static const char usage_text[] =
 "  -v            print every operation on stderr\n"
 "  -h, --help    this text\n"
 "\n"
-"Operations (weights of the model run, of the crash workload):\n"
-"  pwrite     (14, 20) write data at a random offset\n"
-"  pread      (14,  0) read and compare with the model\n"
-"  mwrite     ( 8,  8) memcpy into a shared mapping of the file, held for\n"
-"             the whole run and across every shift; the file is first\n"
-"             grown with ftruncate when the write goes past EOF\n"
-"  mread      ( 8,  0) read through that mapping and compare\n"
-"  truncate   ( 5,  5) ftruncate down or up\n"
-"  punch      ( 5,  6) FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE\n"
-"  zero       ( 5,  6) FALLOC_FL_ZERO_RANGE, with or without KEEP_SIZE\n"
-"  collapse   (15, 22) FALLOC_FL_COLLAPSE_RANGE\n"
-"  insert     (15, 22) FALLOC_FL_INSERT_RANGE\n"
-"  fsync      ( 3,  7)\n"
-"  fdatasync  ( 3,  6)\n"
-"  drop       (0.08, 0) echo 3 > /proc/sys/vm/drop_caches\n"
-"  remount    (0.03, 0) unmount DIR and mount it again (same source and\n"
-"             type, default options); only where DIR is a mount point of\n"
-"             a filesystem that keeps its files: never tmpfs or ramfs\n"
-"Punch and zero are left out where the filesystem answers EOPNOTSUPP.\n"
+"Operations, and their share of the model run and of the crash workload:\n"
+"%s"
+"Punch and zero are left out where the filesystem answers EOPNOTSUPP;\n"
+"drop and remount need root, and remount a mount point of a filesystem\n"
+"that keeps its files (never tmpfs or ramfs).\n"
 "Offsets and lengths favour multiples of the unit, the block and the page,\n"
 "one byte either side of them, and EOF.  About one collapse or insert in\n"
 "eight is invalid on purpose (offset or length not a multiple of the unit,\n"
@@ -116,7 +102,10 @@ static const char usage_text[] =
 "and the shift are ordered one way or the other; every read must return,\n"
 "for each page of a pread (each word of a mapping read), the bytes of a\n"
 "state the file had, before or after the shift; at the end of the round\n"
-"the file must be one of the states the possible orders give.\n"
+"the file must be one of the states the possible orders give.  A pread\n"
+"longer than any state allows, the extra bytes zeros, is judged as far as\n"
+"the states go and makes the answer READ_PAST_EOF instead of OK: the shift\n"
+"showed a size on its way that the file has neither before nor after.\n"
 "\n"
 "Reproduce a failure: the same -S, -n, -m, -u, -b and -x on the same kind\n"
 "of filesystem (make vmtest: FSMODEL_SEED=S FSMODEL_OPS=N make vmtest FS=NAME).\n";
@@ -134,7 +123,7 @@ static const char usage_text[] =
 
 static const char *fs_name = "fs", *dir;
 static long long unit, blksz, pagesz, maxlen, cap;
-static long long nops = 100000, nrounds = 300, check_every = 1000;
+static long long nops = 100000, nrounds = 200, check_every = 1000;
 static unsigned long long seed;
 static int verbose;
 static char diag[32768];	/* "# " lines explaining a failure */
@@ -388,24 +377,26 @@ enum kind {
 	K_COLLAPSE, K_INSERT, K_FSYNC, K_FDATASYNC, K_DROP, K_REMOUNT, NKINDS
 };
 
-/* Weights in 1/10000; --help shows them in percent. */
+/* Weights of the model run and of the crash workload, in 1/10000. */
 static const struct {
-	const char *name;
+	const char *name, *what;
 	int model, crash;
 } kinds[NKINDS] = {
-	[K_PWRITE] = { "pwrite", 2100, 2000 },
-	[K_PREAD] = { "pread", 2100, 0 },
-	[K_MWRITE] = { "mwrite", 1300, 800 },
-	[K_MREAD] = { "mread", 1300, 0 },
-	[K_TRUNCATE] = { "truncate", 250, 500 },
-	[K_PUNCH] = { "punch", 200, 600 },
-	[K_ZERO] = { "zero", 200, 600 },
-	[K_COLLAPSE] = { "collapse", 250, 2200 },
-	[K_INSERT] = { "insert", 250, 2200 },
-	[K_FSYNC] = { "fsync", 30, 700 },
-	[K_FDATASYNC] = { "fdatasync", 30, 600 },
-	[K_DROP] = { "drop", 5, 0 },
-	[K_REMOUNT] = { "remount", 1, 0 },
+	[K_PWRITE] = { "pwrite", "write data", 3000, 2000 },
+	[K_PREAD] = { "pread", "read, compare with the model", 3200, 0 },
+	[K_MWRITE] = { "mwrite", "memcpy into a shared mapping held across every\n"
+		       "                           shift (after ftruncate up when past EOF)", 600, 800 },
+	[K_MREAD] = { "mread", "read through that mapping, compare", 2500, 0 },
+	[K_TRUNCATE] = { "truncate", "ftruncate down or up", 100, 500 },
+	[K_PUNCH] = { "punch", "PUNCH_HOLE | KEEP_SIZE", 100, 600 },
+	[K_ZERO] = { "zero", "ZERO_RANGE, with or without KEEP_SIZE", 100, 600 },
+	[K_COLLAPSE] = { "collapse", "COLLAPSE_RANGE", 150, 2200 },
+	[K_INSERT] = { "insert", "INSERT_RANGE", 150, 2200 },
+	[K_FSYNC] = { "fsync", "fsync", 10, 700 },
+	[K_FDATASYNC] = { "fdatasync", "fdatasync", 10, 600 },
+	[K_DROP] = { "drop", "echo 3 > /proc/sys/vm/drop_caches", 2, 0 },
+	[K_REMOUNT] = { "remount", "unmount DIR, mount it again (same source and\n"
+			"                           type, default options)", 1, 0 },
 };
 
 static int left_out[NKINDS];	/* -x, or not supported here */
@@ -992,8 +983,9 @@ static void note_history(void)
 	}
 }
 
-/* One TAP line; @answer is the errno a call answered (0: OK). */
-static void report(const char *tcase, int ok, int answer, const char *fmt, ...)
+/* One TAP line; @answer is OK, the errno a call answered, or a finding. */
+static void report(const char *tcase, int ok, const char *answer,
+		   const char *fmt, ...)
 {
 	char extra[256];
 	va_list ap;
@@ -1004,7 +996,7 @@ static void report(const char *tcase, int ok, int answer, const char *fmt, ...)
 	ntests++;
 	nfailed += !ok;
 	printf("%sok %d - %s %s answer=%s expect=OK model=OK %s\n", ok ? "" : "not ",
-	       ntests, fs_name, tcase, ename(answer), extra);
+	       ntests, fs_name, tcase, answer, extra);
 	fputs(diag, stdout);
 	diag[0] = 0;
 	fflush(stdout);
@@ -1121,7 +1113,7 @@ static void model_run(struct target *t)
 		note("reproduce: FSMODEL_SEED=%llu FSMODEL_OPS=%lld make vmtest FS=%s, or in the guest: fsmodel -S %llu -n %lld -u %lld -b %lld -m %lld -d DIR -v",
 		     seed, i - 1, fs_name, seed, i - 1, unit, blksz, maxlen);
 	}
-	report("model", !failed, failed && op.got != op.expect ? op.got : 0,
+	report("model", !failed, ename(failed && op.got != op.expect ? op.got : 0),
 	       "seed=%llu ops=%lld seconds=%.0f", seed, i - 1, now() - start);
 	free(m.data);
 }
@@ -1177,6 +1169,8 @@ struct conc {
 	int alive[MAX_ACCESSES + 2];
 	int ncand, current;	/* current: the cut made from cand[0] as it is */
 	int failed, overlapped;
+	long long past_eof;	/* reads past every state's EOF, zeros */
+	char past_eof_first[160];
 	unsigned char *buf;
 };
 
@@ -1266,43 +1260,80 @@ static long long read_len(const struct state *s, long long off, long long len)
 	return clamp(s->size - off, 0, len);
 }
 
+/*
+ * Which candidates explain a read of @n bytes (@a->len asked) in granules
+ * of @g bytes: ok[k] for candidate k alone, *mixed for the state before
+ * the shift and the cut made from it, granule by granule.
+ */
+static int explain(const struct conc *c, const struct access *a,
+		   const unsigned char *got, long long n, long long g, int *ok,
+		   int *mixed, long long *bad)
+{
+	int k, explained = 0, cur = c->current;
+
+	for (k = 0; k < c->ncand; k++) {
+		ok[k] = c->alive[k] &&
+			n == read_len(&c->cand[k], a->off, a->len) &&
+			granules_match(&c->cand[k], got, a->off, n, g);
+		explained |= ok[k];
+	}
+	*mixed = c->alive[0] && cur >= 0 && c->alive[cur] &&
+		 (n == read_len(&c->cand[0], a->off, a->len) ||
+		  n == read_len(&c->cand[cur], a->off, a->len)) &&
+		 granules_mixed(&c->cand[0], &c->cand[cur], got, a->off, n, g,
+				bad);
+	return explained || *mixed;
+}
+
+static int all_zero(const unsigned char *p, long long n)
+{
+	return n <= 0 || (!p[0] && !memcmp(p, p + 1, n - 1));
+}
+
 /* Judge a read of @n bytes (@a->len asked) in granules of @g bytes. */
 static int judge_read(struct conc *c, const struct access *a,
 		      const unsigned char *got, long long n, long long g)
 {
 	int ok[MAX_ACCESSES + 2] = { 0 };
-	int k, explained = 0, mixed = 0, cur = c->current;
-	long long bad = a->off;
+	int k, mixed = 0, cur = c->current;
+	long long bad = a->off, most = 0;
 
-	for (k = 0; k < c->ncand; k++) {
-		if (!c->alive[k])
-			continue;
-		ok[k] = n == read_len(&c->cand[k], a->off, a->len) &&
-			granules_match(&c->cand[k], got, a->off, n, g);
-		explained |= ok[k];
-	}
-	if (c->alive[0] && cur >= 0 && c->alive[cur])
-		mixed = (n == read_len(&c->cand[0], a->off, a->len) ||
-			 n == read_len(&c->cand[cur], a->off, a->len)) &&
-			granules_mixed(&c->cand[0], &c->cand[cur], got, a->off,
-				       n, g, &bad);
-	if (!explained && !mixed) {
-		note("%s off=%lld len=%lld gave %lld bytes that no order of the accesses and the shift explains",
-		     access_names[a->kind], a->off, a->len, n);
-		for (k = 0; k < c->ncand; k++) {
-			if (!c->alive[k])
-				continue;
-			note(" against %s (size %lld):",
-			     k ? "a state after the shift" : "the state before the shift",
-			     c->cand[k].size);
-			if (n != read_len(&c->cand[k], a->off, a->len))
-				note("  it would give %lld bytes",
-				     read_len(&c->cand[k], a->off, a->len));
-			else
-				same_bytes("  read", got, c->cand[k].data + a->off,
-					   a->off, n);
+	if (!explain(c, a, got, n, g, ok, &mixed, &bad)) {
+		/*
+		 * Longer than any state allows, and zeros past that: the read
+		 * saw a size the shift sets on its way, beyond the final one
+		 * (f2fs_insert_range() raises i_size a page at a time while it
+		 * moves blocks).  The data is judged as far as the states go;
+		 * the read counts towards the answer READ_PAST_EOF.
+		 */
+		for (k = 0; k < c->ncand; k++)
+			if (c->alive[k] && read_len(&c->cand[k], a->off, a->len) > most)
+				most = read_len(&c->cand[k], a->off, a->len);
+		if (n > most && all_zero(got + most, n - most) &&
+		    explain(c, a, got, most, g, ok, &mixed, &bad)) {
+			if (!c->past_eof++)
+				snprintf(c->past_eof_first, sizeof(c->past_eof_first),
+					 "%s off=%lld len=%lld gave %lld bytes during the %s, the states at most %lld",
+					 access_names[a->kind], a->off, a->len, n,
+					 kinds[c->shift.kind].name, most);
+		} else {
+			note("%s off=%lld len=%lld gave %lld bytes that no order of the accesses and the shift explains",
+			     access_names[a->kind], a->off, a->len, n);
+			for (k = 0; k < c->ncand; k++) {
+				if (!c->alive[k])
+					continue;
+				note(" against %s (size %lld):",
+				     k ? "a state after the shift" : "the state before the shift",
+				     c->cand[k].size);
+				if (n != read_len(&c->cand[k], a->off, a->len))
+					note("  it would give %lld bytes",
+					     read_len(&c->cand[k], a->off, a->len));
+				else
+					same_bytes("  read", got, c->cand[k].data + a->off,
+						   a->off, n);
+			}
+			return -1;
 		}
-		return -1;
 	}
 	/* Keep the states this read allows.  A read showing the shift's
 	 * result means it is done, or holds the locks a write needs.
@@ -1466,13 +1497,13 @@ static void plan_round(struct conc *c, struct rng *r)
 	post = s->kind == K_COLLAPSE ? size - s->len : size + s->len;
 	lim = size < post ? size : post;
 	span = size > post ? size : post;
-	c->shift_delay_us = below(r, 3000);
+	c->shift_delay_us = below(r, 2000);
 	c->nacc = 1 + below(r, MAX_ACCESSES);
 	for (i = 0; i < c->nacc; i++) {
 		struct access *a = &c->acc[i];
 
 		a->kind = below(r, 4);
-		a->delay_us = chance(r, 30) ? 0 : below(r, 1500);
+		a->delay_us = chance(r, 30) ? 0 : below(r, 1000);
 		switch (a->kind) {
 		case A_PREAD:
 			a->off = pick_off(r, size, span);
@@ -1568,7 +1599,7 @@ static void concurrent_run(void)
 		st_init(&c->cand[k]);
 	c->buf = xmalloc(cap);
 	if (setup_target(&c->t, "fsmodel.conc")) {
-		report("model_concurrent", 0, EIO, "seed=%llu", seed);
+		report("model_concurrent", 0, "EIO", "seed=%llu", seed);
 		return;
 	}
 	/* Start from a file half the largest size, written all through. */
@@ -1577,7 +1608,7 @@ static void concurrent_run(void)
 	if (pwrite_all(c->t.fd, c->start.data, c->start.size, 0) ||
 	    fsync(c->t.fd)) {
 		note("writing the first contents: %s", strerror(errno));
-		report("model_concurrent", 0, EIO, "seed=%llu", seed);
+		report("model_concurrent", 0, "EIO", "seed=%llu", seed);
 		return;
 	}
 	pthread_barrier_init(&c->go, NULL, 3);
@@ -1604,7 +1635,10 @@ static void concurrent_run(void)
 	if (failed)
 		note("seed %llu, round %lld of %lld; timing decides the orders, so the same seed replays the same operations, not always the same race",
 		     seed, c->round - 1, nrounds);
-	report("model_concurrent", !failed, 0,
+	if (c->past_eof)
+		note("%lld reads during a shift returned zeros past the EOF of every state; the first: %s",
+		     c->past_eof, c->past_eof_first);
+	report("model_concurrent", !failed, c->past_eof ? "READ_PAST_EOF" : "OK",
 	       "seed=%llu rounds=%lld accesses=%lld overlapped=%d seconds=%.0f",
 	       seed, c->round - 1, accesses, c->overlapped, now() - start);
 	close_target(&c->t);
@@ -1846,7 +1880,7 @@ static void crash_check(long long durable, long long last)
 		if (!ok)
 			note("open %s: %s, after its creation was durable", path,
 			     strerror(errno));
-		report("crash", ok, 0, "seed=%llu durable=%lld last=%lld file=none",
+		report("crash", ok, "OK", "seed=%llu durable=%lld last=%lld file=none",
 		       seed, durable, last);
 		return;
 	}
@@ -1882,7 +1916,7 @@ static void crash_check(long long durable, long long last)
 			}
 		}
 	}
-	report("crash", ok, 0, "seed=%llu durable=%lld last=%lld states=%lld size=%lld",
+	report("crash", ok, "OK", "seed=%llu durable=%lld last=%lld states=%lld size=%lld",
 	       seed, durable, last, n, size);
 }
 
@@ -1890,7 +1924,19 @@ static void crash_check(long long durable, long long last)
 
 static void usage(int status)
 {
-	fputs(usage_text, status ? stderr : stdout);
+	char ops[2048] = "";
+	int k, total[2] = { 0, 0 };
+
+	for (k = 0; k < NKINDS; k++) {
+		total[0] += kinds[k].model;
+		total[1] += kinds[k].crash;
+	}
+	for (k = 0; k < NKINDS; k++)
+		snprintf(ops + strlen(ops), sizeof(ops) - strlen(ops),
+			 "  %-9s %5.2f%% %5.2f%%  %s\n", kinds[k].name,
+			 100.0 * kinds[k].model / total[0],
+			 100.0 * kinds[k].crash / total[1], kinds[k].what);
+	fprintf(status ? stderr : stdout, usage_text, ops);
 	exit(status);
 }
 
@@ -1964,7 +2010,7 @@ int main(int argc, char **argv)
 	    (mode == 'W' && !log) || (mode == 'C' && (durable < -1 || last < -1)))
 		usage(2);
 	if (!maxlen)
-		maxlen = 64 * unit > 256 * 1024 ? 64 * unit : 256 * 1024;
+		maxlen = 16 * unit > 64 * 1024 ? 16 * unit : 64 * 1024;
 	if (maxlen < 16 * unit)
 		usage(2);
 	cap = maxlen + pagesz;
@@ -1985,7 +2031,7 @@ int main(int argc, char **argv)
 	       fs_name, dir, seed, nops, nrounds, unit, blksz, maxlen);
 	probe(&t);
 	if (setup_target(&t, "fsmodel.seq"))
-		report("model", 0, EIO, "seed=%llu", seed);
+		report("model", 0, "EIO", "seed=%llu", seed);
 	else
 		model_run(&t);
 	if (nrounds)
