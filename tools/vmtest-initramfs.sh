@@ -1,14 +1,15 @@
 #!/bin/sh
-# Build the guest's initramfs for `make vmtest`: busybox-static, the guest
-# init, the static fcheck, and the host's own xfs_io and fallocate with the
-# shared libraries ldd finds for them.
+# Build the guest's initramfs for `make vmtest` and `make bench`:
+# busybox-static, the guest init, the static guest programs (fcheck,
+# bench: each in /bin under its own name), and the host's own xfs_io and
+# fallocate with the shared libraries ldd finds for them.
 #
-# usage: tools/vmtest-initramfs.sh OUT.cpio.gz CONF FCHECK
+# usage: tools/vmtest-initramfs.sh OUT.cpio.gz CONF PROGRAM...
 set -eu
 
 out=$(realpath -m "$1")
 conf=$2
-fcheck=$3
+shift 2
 here=$(dirname "$0")
 stage=$out.d
 
@@ -18,7 +19,9 @@ mkdir -p "$stage/bin" "$stage/etc" "$stage/proc" "$stage/sys" "$stage/dev" \
 cp "$(command -v busybox)" "$stage/bin/busybox"
 cp "$here/guest/init" "$stage/init"
 cp "$conf" "$stage/etc/vmtest.conf"
-cp "$fcheck" "$stage/bin/fcheck"
+for prog in "$@"; do
+	cp "$prog" "$stage/bin/${prog##*/}"
+done
 for tool in xfs_io fallocate; do
 	bin=$(command -v "$tool")
 	cp "$bin" "$stage/bin/$tool"

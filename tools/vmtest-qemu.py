@@ -1,12 +1,13 @@
 #!/usr/bin/python3
-"""Run the `make vmtest` guest in QEMU and follow it.
+"""Run the guest of `make vmtest` or `make bench` in QEMU and follow it.
 
 Starts QEMU with the kernel console on its stdio (kept in CONSOLE) and the
 guest's results on a second serial port (written to RESULTS), prints one
-progress line per filesystem as the guest reports it, and kills QEMU after
-TIMEOUT seconds.  Exit status: QEMU's own, or 124 on a timeout.
+progress line per filesystem as the guest reports it, and the guest's own
+"progress " lines, each after "LABEL: ", and kills QEMU after TIMEOUT
+seconds.  Exit status: QEMU's own, or 124 on a timeout.
 
-usage: tools/vmtest-qemu.py TIMEOUT CONSOLE RESULTS -- QEMU-COMMAND...
+usage: tools/vmtest-qemu.py LABEL TIMEOUT CONSOLE RESULTS -- QEMU-COMMAND...
 The QEMU command must contain "-serial stdio -serial file:RESULTS".
 """
 import os
@@ -22,7 +23,7 @@ def pump(stream, log):
         log.flush()
 
 
-def follow(results, pos, counts):
+def follow(label, results, pos, counts):
     """Print progress for the complete lines added to RESULTS since pos."""
     try:
         with open(results, 'rb') as f:
@@ -34,29 +35,32 @@ def follow(results, pos, counts):
     for raw in data[:end].split(b'\n')[:-1]:
         line = raw.decode(errors='replace').rstrip('\r')
         if line.startswith('vmtest-guest '):
-            print(f'vmtest: guest booted ({line.split(" ", 1)[1]})', flush=True)
+            print(f'{label}: guest booted ({line.split(" ", 1)[1]})', flush=True)
         elif line.startswith('vmtest-begin '):
             counts.clear()
             counts.update(ok=0, fail=0, skip=0)
-            print(f'vmtest: {line.split()[1]}: running', flush=True)
+            print(f'{label}: {line.split()[1]}: running', flush=True)
         elif line.startswith('ok ') or line.startswith('not ok '):
             kind = ('skip' if '# SKIP' in line else
                     'ok' if line.startswith('ok ') else 'fail')
             counts[kind] = counts.get(kind, 0) + 1
             if kind == 'fail':
-                print(f'vmtest:   {line}', flush=True)
+                print(f'{label}:   {line}', flush=True)
         elif line.startswith('vmtest-end '):
-            print(f'vmtest: {line.split()[1]}: {counts.get("ok", 0)} passed, '
+            print(f'{label}: {line.split()[1]}: {counts.get("ok", 0)} passed, '
                   f'{counts.get("fail", 0)} failed, {counts.get("skip", 0)} '
                   f'skipped ({" ".join(line.split()[2:])})', flush=True)
+        elif line.startswith('progress '):
+            print(f'{label}: {line.split(" ", 1)[1]}', flush=True)
     return pos + end
 
 
 def main():
-    timeout, console, results = int(sys.argv[1]), sys.argv[2], sys.argv[3]
-    if sys.argv[4] != '--':
+    label, timeout, console, results = (sys.argv[1], int(sys.argv[2]),
+                                        sys.argv[3], sys.argv[4])
+    if sys.argv[5] != '--':
         sys.exit(__doc__)
-    cmd = sys.argv[5:]
+    cmd = sys.argv[6:]
     for path in (console, results):
         if os.path.exists(path):
             os.unlink(path)
@@ -70,18 +74,18 @@ def main():
         pos, counts, rc = 0, {}, None
         while rc is None:
             time.sleep(0.5)
-            pos = follow(results, pos, counts)
+            pos = follow(label, results, pos, counts)
             rc = qemu.poll()
             if rc is None and time.monotonic() - start > timeout:
-                print(f'vmtest: ERROR: the guest did not finish in {timeout} s:'
+                print(f'{label}: ERROR: the guest did not finish in {timeout} s:'
                       f' killed QEMU (pid {qemu.pid}); console log: {console}',
                       flush=True)
                 qemu.kill()
                 qemu.wait()
                 rc = 124
         reader.join(timeout=5)
-        follow(results, pos, counts)
-    print(f'vmtest: QEMU exited ({rc}) after {time.monotonic() - start:.0f} s',
+        follow(label, results, pos, counts)
+    print(f'{label}: QEMU exited ({rc}) after {time.monotonic() - start:.0f} s',
           flush=True)
     return rc
 

@@ -97,7 +97,9 @@ for name in $selected; do
 	# shellcheck disable=SC2086 # split the table line into its fields
 	set -- "$@" $line
 	type=$2 mb=$3 unit=$4 block=$5 flags=$6
-	echo "$name $type $unit $block $flags" >>"$out/vmtest.conf"
+	opts=defaults
+	[ "$type" = tmpfs ] && opts=size=64m
+	echo "$name $type $opts fcheck -f $name -u $unit -b $block -s $flags -x /bin" >>"$out/vmtest.conf"
 	if [ "$mb" -gt 0 ]; then
 		shift 6
 		echo "vmtest: mkfs.$type $* ($name, ${mb} MiB sparse image)"
@@ -109,31 +111,13 @@ done
 tools/vmtest-initramfs.sh "$out/initramfs.cpio.gz" "$out/vmtest.conf" "$out/fcheck" ||
 	die "cannot build the initramfs"
 
-# The QEMU command: kunit.py's, plus the disks and a results port, with
-# two changes.  SeaBIOS instead of qboot, with pci=noacpi: the kernel then
-# routes PCI interrupts from SeaBIOS's $PIR table; through ACPI, under
-# KASAN and TCG, evaluating _PRT costs ~12 s per virtio disk and trips an
-# RCU stall warning.  acpi=off is no way out: without MSI (CONFIG_PCI_MSI
-# is off) the disks then get no interrupt at all.
-set -- qemu-system-x86_64 -nodefaults -machine pc -m "${VMTEST_MEM:-2048}" \
-	-smp "${VMTEST_SMP:-1}" -kernel "$kernel" -initrd "$out/initramfs.cpio.gz" \
-	-append "console=ttyS0 kunit.enable=0 rdinit=/init panic=-1 printk.time=1 pci=noacpi" \
-	-no-reboot -nographic \
-	-serial stdio -serial "file:$out/results.tap"
-while read -r name type unit block flags; do
-	[ "$type" = tmpfs ] && continue
-	set -- "$@" -drive "if=none,id=$name,file=$out/$name.img,format=raw,cache=unsafe" \
-		-device "virtio-blk-pci,drive=$name,serial=$name"
-done <"$out/vmtest.conf"
-
-echo "vmtest: booting QEMU (TCG), timeout ${VMTEST_TIMEOUT:-600} s"
 qemu_rc=0
-/usr/bin/python3 tools/vmtest-qemu.py "${VMTEST_TIMEOUT:-600}" build/vmtest-console.log \
-	"$out/results.tap" -- "$@" || qemu_rc=$?
+tools/vmtest-boot.sh vmtest "$kernel" "$out" "$out/results.tap" build/vmtest-console.log \
+	"${VMTEST_TIMEOUT:-600}" "${VMTEST_MEM:-2048}" "${VMTEST_SMP:-1}" || qemu_rc=$?
 
 # fsck every image on the host, read-only.
 : >"$out/fsck.txt"
-while read -r name type unit block flags; do
+while read -r name type _; do
 	if [ "$type" = tmpfs ]; then
 		echo "$name none" >>"$out/fsck.txt"
 		continue
