@@ -68,6 +68,7 @@ need gzip gzip
 need ldd libc-bin
 need xfs_io xfsprogs
 need fallocate util-linux
+need mkswap util-linux
 need python3 python3
 [ -f /usr/share/seabios/bios-256k.bin ] || die "missing /usr/share/seabios/bios-256k.bin (Debian package seabios)"
 ldd "$(command -v busybox)" >/dev/null 2>&1 &&
@@ -89,19 +90,29 @@ rm -f "$out"/*.img "$out"/*.log "$out/results.tap" "$out/fsck.txt"
 gcc -static -O2 -Wall -Wextra -Werror -o "$out/fcheck" tools/guest/fcheck.c ||
 	die "cannot build tools/guest/fcheck.c statically (gcc, libc6-dev)"
 
-# Scratch images and the guest's list.
-: >"$out/vmtest.conf"
+# Scratch images and the guest's list.  First a swap disk, which the
+# guest turns on before any filesystem runs: fcheck's pageout cases then
+# push tmpfs pages out to swap, so a shift has swap entries to move.
+rm -f "$out/swap.img"
+dd if=/dev/zero of="$out/swap.img" bs=1M count=64 status=none
+chmod 600 "$out/swap.img"
+mkswap "$out/swap.img" >/dev/null || die "mkswap $out/swap.img failed"
+echo "swap swap - -" >"$out/vmtest.conf"
 set --
 for name in $selected; do
 	line=$(echo "$fslist" | awk -v n="$name" '$1 == n')
 	# shellcheck disable=SC2086 # split the table line into its fields
 	set -- "$@" $line
 	type=$2 mb=$3 unit=$4 block=$5 flags=$6
+	shift 6
 	opts=defaults
-	[ "$type" = tmpfs ] && opts=size=64m
-	echo "$name $type $opts fcheck -f $name -u $unit -b $block -s $flags -x /bin" >>"$out/vmtest.conf"
+	# tmpfs has no mkfs: the column holds mount options.
+	[ "$type" = tmpfs ] && opts=$(echo size=64m "$@" | tr ' ' ',')
+	# With huge pages st_blocks counts whole huge folios: see fcheck -B.
+	blocks=""
+	case $opts in *huge=always*|*huge=within_size*) blocks=-B ;; esac
+	echo "$name $type $opts fcheck -f $name -u $unit -b $block -s $flags -x /bin $blocks" >>"$out/vmtest.conf"
 	if [ "$mb" -gt 0 ]; then
-		shift 6
 		echo "vmtest: mkfs.$type $* ($name, ${mb} MiB sparse image)"
 		tools/vmtest-mkfs.sh "$type" "$mb" "$out/$name.img" "$@" ||
 			die "mkfs for $name failed"
@@ -118,6 +129,7 @@ tools/vmtest-boot.sh vmtest "$kernel" "$out" "$out/results.tap" build/vmtest-con
 # fsck every image on the host, read-only.
 : >"$out/fsck.txt"
 while read -r name type _; do
+	[ "$type" = swap ] && continue
 	if [ "$type" = tmpfs ]; then
 		echo "$name none" >>"$out/fsck.txt"
 		continue
