@@ -1,11 +1,15 @@
-"""Kernel splat detection shared by tools/kunit_report.py and
-tools/vmtest-report.py, so both stages fail on the same reports.
+#!/usr/bin/python3
+"""Kernel splat detection shared by tools/kunit_report.py,
+tools/vmtest-report.py and tools/crashtest.sh, so all fail on the same
+reports.  As a command, it prints the splats of the console logs it is
+given and exits 1 if there is any.
 
 KASAN, lockdep, UBSAN, DEBUG_VM, DEBUG_LIST, DEBUG_ATOMIC_SLEEP and core
 kernel reports.  The boot line "KernelAddressSanitizer initialized"
 matches none of the patterns.
 """
 import re
+import sys
 
 SPLAT = re.compile(r'BUG: |WARNING: |UBSAN: |kernel BUG at|Oops|Kernel panic'
                    r'|general protection fault|Unable to handle kernel'
@@ -22,3 +26,17 @@ def splat_problems(console, where, shown=10):
     if len(splats) > shown:
         problems.append(f'{len(splats) - shown} more splat lines in {where}')
     return problems
+
+
+def main():
+    problems = []
+    for path in sys.argv[1:]:
+        with open(path, errors='replace') as f:
+            problems += splat_problems(f.read().splitlines(), path)
+    for p in problems:
+        print(p)
+    return 1 if problems else 0
+
+
+if __name__ == '__main__':
+    sys.exit(main())

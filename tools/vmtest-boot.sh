@@ -3,10 +3,13 @@
 #
 # QEMU x86_64 under TCG boots KERNEL with DIR/initramfs.cpio.gz and one
 # virtio disk DIR/NAME.img, serial NAME, for every filesystem of
-# DIR/vmtest.conf that is not tmpfs; the kernel console goes to CONSOLE
-# and the guest's results to RESULTS (tools/vmtest-qemu.py prints the
-# progress, as "LABEL: ...", and kills QEMU after TIMEOUT seconds).
-# KERNEL-ARGs are added to the kernel command line.
+# DIR/vmtest.conf that is not tmpfs (one per NAME, however many lines name
+# it); the kernel console goes to CONSOLE and the guest's results to
+# RESULTS (tools/vmtest-qemu.py prints the progress, as "LABEL: ...", and
+# kills QEMU after TIMEOUT seconds).  KERNEL-ARGs are added to the kernel
+# command line.  VMTEST_CACHE is the disks' QEMU cache mode (default
+# unsafe: QEMU ignores flushes, which only a crash of the host would show;
+# `make crashtest` needs them honoured).
 #
 # usage: tools/vmtest-boot.sh LABEL KERNEL DIR RESULTS CONSOLE TIMEOUT MEM-MIB CPUS [KERNEL-ARG...]
 # Exit status: tools/vmtest-qemu.py's (QEMU's own, 124 on a timeout).
@@ -27,9 +30,13 @@ set -- qemu-system-x86_64 -nodefaults -machine pc -m "$mem" \
 	-append "console=ttyS0 kunit.enable=0 rdinit=/init panic=-1 printk.time=1 pci=noacpi${extra_args:+ $extra_args}" \
 	-no-reboot -nographic \
 	-serial stdio -serial "file:$results"
+attached=" "
 while read -r name type _; do
+	# tmpfs has no disk; a filesystem named on several lines has one.
 	[ "$type" = tmpfs ] && continue
-	set -- "$@" -drive "if=none,id=$name,file=$dir/$name.img,format=raw,cache=unsafe" \
+	case $attached in *" $name "*) continue ;; esac
+	attached="$attached$name "
+	set -- "$@" -drive "if=none,id=$name,file=$dir/$name.img,format=raw,cache=${VMTEST_CACHE:-unsafe}" \
 		-device "virtio-blk-pci,drive=$name,serial=$name"
 done <"$dir/vmtest.conf"
 

@@ -31,8 +31,11 @@ def read_lines(path):
 
 
 def parse_results(lines):
-    """fs -> {'cases': [(case, ok, skip, answer, expect, model, diag)],
-    'end': status dict or None, 'plan': int or None}"""
+    """fs -> {'cases': [(case, ok, skip, answer, expect, model, diag,
+    extra)], 'end': status dict of its last program or None, 'bad':
+    statuses that are not exit codes, 'seconds', 'plan': int or None}.
+    A filesystem may run several programs (fcheck, then fsmodel), each
+    between its own markers: their cases, plans and times add up."""
     fss, cur, booted = {}, None, False
     for line in lines:
         line = line.strip('\r')
@@ -40,18 +43,28 @@ def parse_results(lines):
             booted = True
         elif line.startswith('vmtest-begin '):
             cur = fss.setdefault(line.split()[1],
-                                 {'cases': [], 'end': None, 'plan': None})
+                                 {'cases': [], 'end': None, 'plan': None,
+                                  'bad': [], 'seconds': 0.0})
+            cur['end'] = None
         elif line.startswith('vmtest-end ') and cur is not None:
-            cur['end'] = dict(kv.split('=', 1) for kv in line.split()[2:]
-                              if '=' in kv)
+            end = dict(kv.split('=', 1) for kv in line.split()[2:]
+                       if '=' in kv)
+            cur['end'] = end
+            if not end.get('status', '').isdigit():
+                cur['bad'].append(end.get('status'))
+            try:
+                cur['seconds'] += float(end['end']) - float(end['start'])
+            except (KeyError, ValueError):
+                pass
             cur = None
         elif cur is not None and (m := CASE.match(line)):
             cur['cases'].append({'case': m.group(3), 'ok': not m.group(1),
                                  'skip': '# SKIP' in m.group(7),
                                  'answer': m.group(4), 'expect': m.group(5),
-                                 'model': m.group(6), 'diag': []})
+                                 'model': m.group(6), 'diag': [],
+                                 'extra': m.group(7).strip()})
         elif cur is not None and line.startswith('1..'):
-            cur['plan'] = int(line[3:])
+            cur['plan'] = (cur['plan'] or 0) + int(line[3:])
         elif cur is not None and line.startswith('# ') and cur['cases']:
             cur['cases'][-1]['diag'].append(line)
     return booted, fss
@@ -134,10 +147,10 @@ def main():
             problems.append(f'{name}: no end marker (guest crashed, hung or '
                             'was killed)')
             note.append('did not finish')
-        elif not end.get('status', '').isdigit():
-            problems.append(f'{name}: {end.get("status")}')
-            note.append(end.get('status'))
-        if r['plan'] is None and end is not None and end.get('status', '').isdigit():
+        for status in r['bad']:
+            problems.append(f'{name}: {status}')
+            note.append(status)
+        if r['plan'] is None and end is not None and not r['bad']:
             problems.append(f'{name}: fcheck gave no plan line')
         elif r['plan'] is not None and r['plan'] != len(r['cases']):
             problems.append(f'{name}: {len(r["cases"])} results for a plan of '
@@ -153,14 +166,13 @@ def main():
             note.append(f'fsck: {verdict}')
             if verdict != 'fail':
                 problems.append(f'{name}: fsck verdict {verdict}')
-        if end and 'start' in end and 'end' in end:
-            try:
-                note.append(f'{float(end["end"]) - float(end["start"]):.0f} s '
-                            'in the guest')
-            except ValueError:
-                pass
+        if r['seconds']:
+            note.append(f'{r["seconds"]:.0f} s in the guest')
         print(f'  {name}: {ok} passed, {bad} failed, {skip} skipped; '
               f'{"; ".join(note)}')
+        for c in r['cases']:
+            if c['case'].startswith('model'):
+                print(f'    {c["case"]}: {c["extra"]}')
         for c in r['cases']:
             if not c['ok']:
                 print(f'    not ok {c["case"]}: answered {c["answer"]}, '
@@ -193,7 +205,8 @@ def main():
                 else:
                     cell += '!'
                     unintended.append(f'{n} {case}: {c["answer"]}, model '
-                                      f'{c["model"]}')
+                                      f'{c["model"]}' +
+                                      ''.join(f'\n    {d}' for d in c['diag']))
             if not c['ok']:
                 cell += ' (FAIL)'
             row.append(cell)

@@ -3,27 +3,34 @@
 #
 # Makes a sparse scratch image per filesystem on the host (mkfs), boots
 # KERNEL in QEMU x86_64 under TCG with a busybox initramfs that runs
-# tools/guest/fcheck on each, checks every image with its fsck on the
-# host afterwards, and judges the run with tools/vmtest-report.py.
+# tools/guest/fcheck on each, then, where the filesystem offers the two
+# flags, the seeded model checker tools/guest/fsmodel, checks every image
+# with its fsck on the host afterwards, and judges the run with
+# tools/vmtest-report.py.
 #
 # usage: tools/vmtest.sh KERNEL [FS...]
 # FS: names from tools/guest/filesystems.txt (space or comma separated);
-# none means all.  Environment: VMTEST_TIMEOUT (seconds for the guest,
-# default 600), VMTEST_MEM (MiB, default 2048), VMTEST_SMP (default 1).
-# Output: build/vmtest.log (this output), build/vmtest-console.log (the
-# kernel console), build/vmtest-table.txt, and build/vmtest/ (images,
-# the guest's results, fsck logs).
+# none means all.  Environment: FSMODEL_OPS (operations of the model run
+# per filesystem, default 100000, or 1000000 with LONG=1), FSMODEL_ROUNDS
+# (rounds of its concurrent run, default 200, or 2000 with LONG=1),
+# FSMODEL_SEED (default random; printed: set it to repeat a run),
+# VMTEST_TIMEOUT (seconds for the guest, default 600 plus three times the
+# model checker's expected time), VMTEST_MEM (MiB, default 2048),
+# VMTEST_SMP (default 1), VMTEST_OUT (output directory, default
+# build/vmtest; another lets two runs share the project).
+# Output: OUT.log (this output), OUT-console.log (the kernel console),
+# OUT-table.txt, and OUT/ (images, the guest's results, fsck logs).
 set -eu
 
 cd "$(dirname "$0")/.."
-out=build/vmtest
+out=${VMTEST_OUT:-build/vmtest}
 
-# Keep everything this script prints in build/vmtest.log.
+# Keep everything this script prints in OUT.log.
 if [ -z "${VMTEST_LOGGING:-}" ]; then
 	mkdir -p "$out"
 	rm -f "$out/rc"
 	{ VMTEST_LOGGING=1 "$0" "$@" 2>&1 || echo $? >"$out/rc"; } |
-		tee build/vmtest.log
+		tee "$out.log"
 	[ -f "$out/rc" ] && exit "$(cat "$out/rc")"
 	exit 0
 fi
@@ -87,8 +94,19 @@ echo "vmtest: kernel $kernel; filesystems:$selected"
 mkdir -p "$out"
 rm -f "$out"/*.img "$out"/*.log "$out/results.tap" "$out/fsck.txt"
 
-gcc -static -O2 -Wall -Wextra -Werror -o "$out/fcheck" tools/guest/fcheck.c ||
-	die "cannot build tools/guest/fcheck.c statically (gcc, libc6-dev)"
+for prog in fcheck fsmodel; do
+	gcc -static -O2 -Wall -Wextra -Werror -o "$out/$prog" "tools/guest/$prog.c" ||
+		die "cannot build tools/guest/$prog.c statically (gcc, libc6-dev)"
+done
+
+# The model checker: one seed for every filesystem.
+if [ "${LONG:-}" = 1 ]; then
+	ops=${FSMODEL_OPS:-1000000} rounds=${FSMODEL_ROUNDS:-2000}
+else
+	ops=${FSMODEL_OPS:-100000} rounds=${FSMODEL_ROUNDS:-200}
+fi
+seed=${FSMODEL_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
+nmodel=0
 
 # Scratch images and the guest's list.  First a swap disk, which the
 # guest turns on before any filesystem runs: fcheck's pageout cases then
@@ -112,6 +130,11 @@ for name in $selected; do
 	blocks=""
 	case $opts in *huge=always*|*huge=within_size*) blocks=-B ;; esac
 	echo "$name $type $opts fcheck -f $name -u $unit -b $block -s $flags -x /bin $blocks" >>"$out/vmtest.conf"
+	# A second line: the guest mounts the filesystem again for fsmodel.
+	if [ "$flags" = full ]; then
+		echo "$name $type $opts fsmodel -f $name -u $unit -b $block -n $ops -c $rounds -S $seed" >>"$out/vmtest.conf"
+		nmodel=$((nmodel + 1))
+	fi
 	if [ "$mb" -gt 0 ]; then
 		echo "vmtest: mkfs.$type $* ($name, ${mb} MiB sparse image)"
 		tools/vmtest-mkfs.sh "$type" "$mb" "$out/$name.img" "$@" ||
@@ -119,17 +142,24 @@ for name in $selected; do
 	fi
 	set --
 done
-tools/vmtest-initramfs.sh "$out/initramfs.cpio.gz" "$out/vmtest.conf" "$out/fcheck" ||
+tools/vmtest-initramfs.sh "$out/initramfs.cpio.gz" "$out/vmtest.conf" "$out/fcheck" "$out/fsmodel" ||
 	die "cannot build the initramfs"
+if [ "$nmodel" -gt 0 ]; then
+	echo "vmtest: fsmodel: seed $seed, $ops operations and $rounds concurrent rounds on each of $nmodel filesystems (FSMODEL_SEED=$seed repeats them)"
+fi
 
+# Measured: about 1000 model operations and 20 concurrent rounds a second
+# (tools/guest/fsmodel.c, docs/design.rst).
+timeout=${VMTEST_TIMEOUT:-$((600 + nmodel * (ops / 1000 + rounds / 20) * 3))}
 qemu_rc=0
-tools/vmtest-boot.sh vmtest "$kernel" "$out" "$out/results.tap" build/vmtest-console.log \
-	"${VMTEST_TIMEOUT:-600}" "${VMTEST_MEM:-2048}" "${VMTEST_SMP:-1}" || qemu_rc=$?
+tools/vmtest-boot.sh vmtest "$kernel" "$out" "$out/results.tap" "$out-console.log" \
+	"$timeout" "${VMTEST_MEM:-2048}" "${VMTEST_SMP:-1}" || qemu_rc=$?
 
 # fsck every image on the host, read-only.
 : >"$out/fsck.txt"
-while read -r name type _; do
-	[ "$type" = swap ] && continue
+# shellcheck disable=SC2086 # $selected is a list of names
+for name in $selected; do
+	type=$(echo "$fslist" | awk -v n="$name" '$1 == n { print $2 }')
 	if [ "$type" = tmpfs ]; then
 		echo "$name none" >>"$out/fsck.txt"
 		continue
@@ -142,11 +172,11 @@ while read -r name type _; do
 		echo "vmtest: $name: fsck FAILED ($out/$name.fsck.log):"
 		sed 's/^/    /' "$out/$name.fsck.log" | tail -20
 	fi
-done <"$out/vmtest.conf"
+done
 
 # shellcheck disable=SC2086 # $selected is a list of names
 /usr/bin/python3 tools/vmtest-report.py --results "$out/results.tap" \
-	--console build/vmtest-console.log --fsck "$out/fsck.txt" \
+	--console "$out-console.log" --fsck "$out/fsck.txt" \
 	--divergence tools/guest/intended-divergence.txt \
-	--table build/vmtest-table.txt --qemu-rc "$qemu_rc" \
+	--table "$out-table.txt" --qemu-rc "$qemu_rc" \
 	--seconds "$(($(date +%s) - start))" $selected
