@@ -21,23 +21,31 @@ PACKAGES := qemu-system-x86 python3 python3-docutils python3-ply python3-git gcc
 VMTEST_KERNEL := $(KUNIT_DIR)/arch/x86/boot/bzImage
 FS ?=
 
-CHECK_STAGES := checkpatch prefixes docs
-TEST_STAGES  := kunit vmtest $(CHECK_STAGES)
+# LONG=1: make vmtest runs the model checker for 1000000 operations per
+# filesystem instead of 100000.  make crashtest makes COUNT runs, each
+# crashing ext4 and xfs once; make test runs TEST_CRASH_COUNT of them.
+LONG ?=
+COUNT ?= 20
+TEST_CRASH_COUNT := 3
 
-.PHONY: help deps tree export kunit vmtest check $(CHECK_STAGES) mutants test clean distclean
+CHECK_STAGES := checkpatch prefixes docs
+TEST_STAGES  := kunit vmtest crashtest $(CHECK_STAGES)
+
+.PHONY: help deps tree export kunit vmtest crashtest check $(CHECK_STAGES) mutants test clean distclean
 
 help:
 	@echo 'make deps       install the Debian packages (pinned $(KERNEL_PKG) $(KERNEL_VERSION))'
 	@echo 'make tree       extract the pinned kernel into $(TREE) and apply patches/series'
 	@echo 'make export     write the commits of $(TREE) (base..HEAD) back to patches/'
 	@echo 'make kunit      build the series kernel (debug config) and run every KUnit suite in QEMU x86_64'
-	@echo 'make vmtest     boot that kernel in QEMU and run the collapse/insert conformance matrix (FS=xfs: one)'
+	@echo 'make vmtest     boot that kernel in QEMU: the conformance matrix and the model checker (FS=xfs: one; LONG=1)'
+	@echo 'make crashtest  kill the guest amid collapse/insert on ext4 and xfs COUNT=20 times; fsck, check the file'
 	@echo 'make check      checkpatch, prefix builds (W=1, sparse) and docs: the three below'
 	@echo 'make checkpatch checkpatch.pl --strict on every patch'
 	@echo 'make prefixes   every prefix of the series builds its touched objects W=1 and sparse clean'
 	@echo 'make docs       docs/design.rst renders without a docutils warning'
 	@echo 'make mutants    every kunit/mutants/*.patch must be killed by the suites it names'
-	@echo 'make test       deps + tree + kunit + vmtest + check, ending in one "test: N passed, ..." line'
+	@echo 'make test       deps + tree + kunit + vmtest + crashtest (3 runs) + check: one "test: N passed, ..." line'
 	@echo 'make clean      remove build output, keep the kernel tree and the ccache'
 	@echo 'make distclean  remove build/ entirely'
 
@@ -57,7 +65,10 @@ kunit: tree
 			--suites $(SUITES)'
 
 vmtest:
-	@tools/stage.sh vmtest tools/vmtest.sh $(VMTEST_KERNEL) $(FS)
+	@LONG="$(LONG)" tools/stage.sh vmtest tools/vmtest.sh $(VMTEST_KERNEL) $(FS)
+
+crashtest:
+	@tools/stage.sh crashtest tools/crashtest.sh $(VMTEST_KERNEL) $(COUNT)
 
 check: tree
 	@MAKE="$(MAKE)" tools/run_stages.sh check $(CHECK_STAGES)
@@ -75,11 +86,12 @@ mutants: tree
 	@tools/mutants.sh $(TREE) $(KUNIT_DIR) "$(FRAGMENTS)" $(MUTANTS)
 
 test: deps tree
-	@MAKE="$(MAKE)" tools/run_stages.sh test $(TEST_STAGES)
+	@MAKE="$(MAKE)" COUNT=$(TEST_CRASH_COUNT) tools/run_stages.sh test $(TEST_STAGES)
 
 clean:
 	rm -rf build/logs build/mutants build/check build/kunit.* build/kunit-console.log
 	rm -rf build/vmtest build/vmtest.log build/vmtest-console.log build/vmtest-table.txt
+	rm -rf build/crashtest build/crashtest.log
 	rm -rf $(KUNIT_DIR)
 
 distclean:
