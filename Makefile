@@ -13,7 +13,7 @@ SUITES    := $(shell sed -e '/^\#/d' -e '/^$$/d' kunit/suites)
 PACKAGES := qemu-system-x86 python3 python3-docutils python3-ply python3-git gcc make flex bison bc \
 	libelf-dev libssl-dev cpio xz-utils ccache sparse git perl \
 	busybox-static xfsprogs e2fsprogs f2fs-tools dosfstools util-linux \
-	libc6-dev seabios
+	libc6-dev seabios gnuplot-nox
 
 # make vmtest boots the kernel `make kunit` built (kconfig/guest.config is
 # one of its fragments).  FS= picks filesystems by name from
@@ -28,10 +28,16 @@ LONG ?=
 COUNT ?= 20
 TEST_CRASH_COUNT := 3
 
+# make bench boots the same kernel (KERNEL= another); QUICK=1 for the short
+# run, SIZES= for other file sizes in MiB.  Not part of make test.
+KERNEL ?= $(VMTEST_KERNEL)
+QUICK ?=
+SIZES ?=
+
 CHECK_STAGES := checkpatch prefixes docs
 TEST_STAGES  := kunit vmtest crashtest $(CHECK_STAGES)
 
-.PHONY: help deps tree export kunit vmtest crashtest check $(CHECK_STAGES) mutants test clean distclean
+.PHONY: help deps tree export kunit vmtest crashtest bench check $(CHECK_STAGES) mutants test clean distclean
 
 help:
 	@echo 'make deps       install the Debian packages (pinned $(KERNEL_PKG) $(KERNEL_VERSION))'
@@ -40,6 +46,7 @@ help:
 	@echo 'make kunit      build the series kernel (debug config) and run every KUnit suite in QEMU x86_64'
 	@echo 'make vmtest     boot that kernel in QEMU: the conformance matrix and the model checker (FS=xfs: one; LONG=1)'
 	@echo 'make crashtest  kill the guest amid collapse/insert on ext4 and xfs COUNT=20 times; fsck, check the file'
+	@echo 'make bench      time collapse/insert against a user-space shift on ext4, xfs, f2fs, tmpfs (QUICK=1: short)'
 	@echo 'make check      checkpatch, prefix builds (W=1, sparse) and docs: the three below'
 	@echo 'make checkpatch checkpatch.pl --strict on every patch'
 	@echo 'make prefixes   every prefix of the series builds its touched objects W=1 and sparse clean'
@@ -70,6 +77,9 @@ vmtest:
 crashtest:
 	@tools/stage.sh crashtest tools/crashtest.sh $(VMTEST_KERNEL) $(COUNT)
 
+bench:
+	@QUICK="$(QUICK)" SIZES="$(SIZES)" tools/bench.sh $(KERNEL)
+
 check: tree
 	@MAKE="$(MAKE)" tools/run_stages.sh check $(CHECK_STAGES)
 
@@ -92,6 +102,7 @@ clean:
 	rm -rf build/logs build/mutants build/check build/kunit.* build/kunit-console.log
 	rm -rf build/vmtest build/vmtest.log build/vmtest-console.log build/vmtest-table.txt
 	rm -rf build/crashtest build/crashtest.log
+	rm -rf build/bench
 	rm -rf $(KUNIT_DIR)
 
 distclean:
