@@ -39,7 +39,10 @@ if [ -z "${CRASHTEST_LOGGING:-}" ]; then
 	exit 0
 fi
 
-[ $# -ge 1 ] && [ $# -le 2 ] || { echo "usage: tools/crashtest.sh KERNEL [COUNT]" >&2; exit 2; }
+if [ $# -lt 1 ] || [ $# -gt 2 ]; then
+	echo "usage: tools/crashtest.sh KERNEL [COUNT]" >&2
+	exit 2
+fi
 kernel=$1
 count=${2:-20}
 filesystems="ext4 xfs"
