@@ -244,7 +244,7 @@ static void fill(unsigned char *buf, int tag, uint64_t opn, long long off,
 		buf[i] = word_of(tag, opn, off + i) >> (8 * ((off + i) & 7));
 }
 
-/* What the aligned word @w is, in words. */
+/* What the aligned word @w is, for a person to read. */
 static const char *describe(uint64_t w)
 {
 	static char buf[4][96];
@@ -254,7 +254,7 @@ static const char *describe(uint64_t w)
 
 	if (!w)
 		return "zeros";
-	if (strchr("PMCcF", tag) && tag)
+	if (tag && strchr("PMCcF", tag))
 		snprintf(b, 96, "'%c' data of operation %llu, written at offset %lld",
 			 tag, (unsigned long long)(w >> 32 & 0xffffff),
 			 (long long)(w & 0xffffffff) << 3);
@@ -1244,7 +1244,7 @@ static int granules_match(const struct state *s, const unsigned char *got,
 /* Granule by granule, each from @a or from @b. */
 static int granules_mixed(const struct state *a, const struct state *b,
 			  const unsigned char *got, long long off, long long n,
-			  long long g, long long *bad)
+			  long long g)
 {
 	long long from, to;
 
@@ -1253,10 +1253,8 @@ static int granules_mixed(const struct state *a, const struct state *b,
 		if (to > off + n)
 			to = off + n;
 		if (memcmp(got + (from - off), a->data + from, to - from) &&
-		    memcmp(got + (from - off), b->data + from, to - from)) {
-			*bad = from;
+		    memcmp(got + (from - off), b->data + from, to - from))
 			return 0;
-		}
 	}
 	return 1;
 }
@@ -1273,7 +1271,7 @@ static long long read_len(const struct state *s, long long off, long long len)
  */
 static int explain(const struct conc *c, const struct access *a,
 		   const unsigned char *got, long long n, long long g, int *ok,
-		   int *mixed, long long *bad)
+		   int *mixed)
 {
 	int k, explained = 0, cur = c->current;
 
@@ -1286,8 +1284,7 @@ static int explain(const struct conc *c, const struct access *a,
 	*mixed = c->alive[0] && cur >= 0 && c->alive[cur] &&
 		 (n == read_len(&c->cand[0], a->off, a->len) ||
 		  n == read_len(&c->cand[cur], a->off, a->len)) &&
-		 granules_mixed(&c->cand[0], &c->cand[cur], got, a->off, n, g,
-				bad);
+		 granules_mixed(&c->cand[0], &c->cand[cur], got, a->off, n, g);
 	return explained || *mixed;
 }
 
@@ -1301,9 +1298,8 @@ static void judge_read(struct conc *c, const struct access *a,
 {
 	int ok[MAX_ACCESSES + 2] = { 0 };
 	int k, mixed = 0, cur = c->current;
-	long long bad = a->off;
 
-	if (!explain(c, a, got, n, g, ok, &mixed, &bad)) {
+	if (!explain(c, a, got, n, g, ok, &mixed)) {
 		char text[160];
 
 		if (c->racy_reads++)
