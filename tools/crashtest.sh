@@ -141,7 +141,9 @@ while [ "$i" -le "$count" ]; do
 		durable=$(last_logged "$run/workload.results" "$name" durable)
 		started=$(last_logged "$run/workload.results" "$name" start)
 		problems=""
-		if ! complete_lines "$run/workload.results" | grep -q "^crash $name begin"; then
+		if ! grep -q '^vmtest-guest ' "$run/workload.results" 2>/dev/null; then
+			problems="$problems the guest did not boot ($run/workload.console);"
+		elif ! complete_lines "$run/workload.results" | grep -q "^crash $name begin"; then
 			skipped=$((skipped + 1))
 			line="$line $name: skipped (the crash came before the workload began);"
 			continue
