@@ -389,14 +389,14 @@ static const struct {
 	const char *name, *what;
 	int model, crash;
 } kinds[NKINDS] = {
-	[K_PWRITE] = { "pwrite", "write data", 3000, 2000 },
+	[K_PWRITE] = { "pwrite", "write data", 3000, 3000 },
 	[K_PREAD] = { "pread", "read, compare with the model", 3200, 0 },
 	[K_MWRITE] = { "mwrite", "memcpy into a shared mapping held across every\n"
-		       "                           shift (after ftruncate up when past EOF)", 600, 800 },
+		       "                           shift (after ftruncate up when past EOF)", 600, 1000 },
 	[K_MREAD] = { "mread", "read through that mapping, compare", 2500, 0 },
-	[K_TRUNCATE] = { "truncate", "ftruncate down or up", 100, 500 },
-	[K_PUNCH] = { "punch", "PUNCH_HOLE | KEEP_SIZE", 100, 600 },
-	[K_ZERO] = { "zero", "ZERO_RANGE, with or without KEEP_SIZE", 100, 600 },
+	[K_TRUNCATE] = { "truncate", "ftruncate down or up", 100, 300 },
+	[K_PUNCH] = { "punch", "PUNCH_HOLE | KEEP_SIZE", 100, 400 },
+	[K_ZERO] = { "zero", "ZERO_RANGE, with or without KEEP_SIZE", 100, 400 },
 	[K_COLLAPSE] = { "collapse", "COLLAPSE_RANGE", 150, 2200 },
 	[K_INSERT] = { "insert", "INSERT_RANGE", 150, 2200 },
 	[K_FSYNC] = { "fsync", "fsync", 10, 700 },
