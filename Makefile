@@ -29,15 +29,19 @@ COUNT ?= 20
 TEST_CRASH_COUNT := 3
 
 # make bench boots the same kernel (KERNEL= another); QUICK=1 for the short
-# run, SIZES= for other file sizes in MiB.  Not part of make test.
+# run, SIZES= for other file sizes in MiB.  Not part of make test.  The
+# debug options slow the kernel side several times over: make bench-kernel
+# builds the series without them, for KERNEL=$(BENCH_KERNEL).
 KERNEL ?= $(VMTEST_KERNEL)
+BENCH_DIR := build/bench-kernel
+BENCH_KERNEL := $(BENCH_DIR)/arch/x86/boot/bzImage
 QUICK ?=
 SIZES ?=
 
 CHECK_STAGES := checkpatch prefixes docs
 TEST_STAGES  := kunit vmtest crashtest $(CHECK_STAGES)
 
-.PHONY: help deps tree export kunit vmtest crashtest bench check $(CHECK_STAGES) mutants test clean distclean
+.PHONY: help deps tree export kunit vmtest crashtest bench bench-kernel check $(CHECK_STAGES) mutants test clean distclean
 
 help:
 	@echo 'make deps       install the Debian packages (pinned $(KERNEL_PKG) $(KERNEL_VERSION))'
@@ -47,6 +51,7 @@ help:
 	@echo 'make vmtest     boot that kernel in QEMU: the conformance matrix and the model checker (FS=xfs: one; LONG=1)'
 	@echo 'make crashtest  kill the guest amid collapse/insert on ext4 and xfs COUNT=20 times; fsck, check the file'
 	@echo 'make bench      time collapse/insert against a user-space shift on ext4, xfs, f2fs, tmpfs (QUICK=1: short)'
+	@echo 'make bench-kernel  build the series without debug options, for make bench KERNEL=$(BENCH_KERNEL)'
 	@echo 'make check      checkpatch, prefix builds (W=1, sparse) and docs: the three below'
 	@echo 'make checkpatch checkpatch.pl --strict on every patch'
 	@echo 'make prefixes   every prefix of the series builds its touched objects W=1 and sparse clean'
@@ -79,6 +84,9 @@ crashtest:
 
 bench:
 	@QUICK="$(QUICK)" SIZES="$(SIZES)" tools/bench.sh $(KERNEL)
+
+bench-kernel: tree
+	@tools/bench-kernel.sh $(TREE) $(BENCH_DIR) kunit/collapse.kunitconfig kconfig/guest.config
 
 check: tree
 	@MAKE="$(MAKE)" tools/run_stages.sh check $(CHECK_STAGES)
