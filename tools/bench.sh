@@ -11,7 +11,8 @@
 #
 # usage: tools/bench.sh KERNEL
 # Environment: QUICK=1 for the short run; SIZES, file sizes in MiB (space
-# or comma separated; default 4 16 64 256 1024, with QUICK 1 4 16);
+# or comma separated; default 1 4 16 64 256 1024, with QUICK 1 4 16: the
+# small ones are what f2fs, whose calls grow with the file, can afford);
 # BENCH_TIMEOUT (seconds for the guest), BENCH_MEM (MiB, default 4096).
 # Output in build/bench/: results.md (the tables, also printed),
 # samples.csv, summary.csv, plot.png, console.log (the kernel console).
@@ -53,7 +54,7 @@ if [ "${QUICK:-}" = 1 ]; then
 	frag=16/4k/0/cold/1,256
 	budget_disk=20 budget_tmpfs=5
 else
-	sizes=${SIZES:-4 16 64 256 1024}
+	sizes=${SIZES:-1 4 16 64 256 1024}
 	frag=64/4k/0/cold/1,64,4096,16384
 	budget_disk=210 budget_tmpfs=150
 fi

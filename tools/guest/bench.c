@@ -18,7 +18,8 @@
  *   EXTENTS  build the file from this many extents (see make_file());
  *            without it the file is written sequentially.
  * Plans run in the order given, each from its smallest file up; a
- * combination that an earlier plan had is not measured again.
+ * combination that an earlier plan had is not measured again, nor one
+ * whose range is more than half the file.
  *
  * Every case is measured REPS times (default 5), and in each repetition
  * the two methods run side by side on the same file:
@@ -34,9 +35,9 @@
  * "unsupported"; the user-space method is measured all the same.
  *
  * -t SECONDS is this filesystem's time budget: a method whose
- * repetitions would end past it, as predicted from the most alike case
- * measured before (scaled linearly by file size and extent count: no
- * method here grows faster), is not run and is recorded as "skipped".
+ * repetitions would end past it, as predicted from the cases measured
+ * before (see predict()), is not run and is recorded as "skipped"; the
+ * user-space method runs only beside the kernel's.
  *
  * Output on stdout, one line each:
  *   sample,NAME,SIZE_MIB,EXTENTS_ASKED,EXTENTS,OP,LEN,WHERE,CACHE,METHOD,REP,SECONDS,CACHED_PCT,STATUS
@@ -256,9 +257,11 @@ static void add_plan(const char *text)
 		memset(&bc, 0, sizeof(bc));
 		bc.size = atoll(sizes[s]) * MIB;
 		bc.len = parse_len(lens[l]);
-		if (bc.size <= 0 || bc.len <= 0 || bc.len % 4096 ||
-		    bc.len * 2 > bc.size)
+		if (bc.size <= 0 || bc.len <= 0 || bc.len % 4096)
 			die("bad size or length in plan '%s'", text);
+		/* A range of more than half the file is not a shift. */
+		if (bc.len * 2 > bc.size)
+			continue;
 		if (strcmp(wheres[w], "0") && strcmp(wheres[w], "mid"))
 			die("bad place '%s' (want 0 or mid)", wheres[w]);
 		bc.mid = !strcmp(wheres[w], "mid");
@@ -864,7 +867,7 @@ int main(int argc, char **argv)
 		char why[2][64] = { "", "" };
 		double need = 0, p;
 
-		if (budget && left() <= 0) {
+		if (budget && left() < 1) {
 			if (!skipped)
 				progress("budget used up: the %d cases left are skipped",
 					 ncases - i);
@@ -875,7 +878,8 @@ int main(int argc, char **argv)
 			need = predict_build(c);
 		for (method = KERNEL; budget && !skipped && method <= USER; method++) {
 			p = predict(c, method);
-			run[method] = need + p <= left();
+			/* A user-space figure alone has nothing to compare. */
+			run[method] = need + p <= left() && run[KERNEL];
 			if (run[method])
 				need += p;
 			else
