@@ -381,7 +381,8 @@ static void st_insert(struct state *s, long long off, long long len)
 
 enum kind {
 	K_PWRITE, K_PREAD, K_MWRITE, K_MREAD, K_TRUNCATE, K_PUNCH, K_ZERO,
-	K_COLLAPSE, K_INSERT, K_FSYNC, K_FDATASYNC, K_DROP, K_REMOUNT, NKINDS
+	K_COLLAPSE, K_INSERT, K_FSYNC, K_FDATASYNC, K_DROP, K_PAGEOUT, K_REMOUNT,
+	NKINDS
 };
 
 /* Weights of the model run and of the crash workload, in 1/10000. */
@@ -402,6 +403,9 @@ static const struct {
 	[K_FSYNC] = { "fsync", "fsync", 10, 700 },
 	[K_FDATASYNC] = { "fdatasync", "fdatasync", 10, 600 },
 	[K_DROP] = { "drop", "echo 3 > /proc/sys/vm/drop_caches", 2, 0 },
+	[K_PAGEOUT] = { "pageout", "MADV_PAGEOUT on the held mapping: with swap on,\n"
+			"                           tmpfs pages become swap entries the next\n"
+			"                           shift moves", 20, 0 },
 	[K_REMOUNT] = { "remount", "unmount DIR, mount it again (same source and\n"
 			"                           type, default options)", 2, 0 },
 };
@@ -425,7 +429,8 @@ static void op_text(const struct op *op, char *buf, size_t n)
 	case K_TRUNCATE:
 		snprintf(buf, n, "%lld %s to %lld", op->n, name, op->len);
 		break;
-	case K_FSYNC: case K_FDATASYNC: case K_DROP: case K_REMOUNT:
+	case K_FSYNC: case K_FDATASYNC: case K_DROP: case K_PAGEOUT:
+	case K_REMOUNT:
 		snprintf(buf, n, "%lld %s", op->n, name);
 		break;
 	default:
@@ -919,6 +924,9 @@ static int step(struct target *t, struct state *m, struct op *op)
 	case K_DROP:
 		op->got = drop_caches();
 		break;
+	case K_PAGEOUT:
+		op->got = madvise(t->map, t->maplen, MADV_PAGEOUT) ? errno : 0;
+		break;
 	case K_REMOUNT:
 		if (remount(t))
 			return -1;
@@ -1098,9 +1106,12 @@ static void model_run(struct target *t)
 		count[op.kind]++;
 		spent[op.kind] += now() - t0;
 		if (!failed && (i % check_every == 0 || i == nops ||
-				op.kind == K_DROP || op.kind == K_REMOUNT))
+				op.kind == K_DROP || op.kind == K_PAGEOUT ||
+				op.kind == K_REMOUNT))
 			failed = check_file(t, &m, op.kind == K_DROP ?
 					    "after drop_caches" :
+					    op.kind == K_PAGEOUT ?
+					    "after MADV_PAGEOUT" :
 					    op.kind == K_REMOUNT ?
 					    "after remount" : "whole-file check");
 		if (nops >= 10 && i % (nops / 10) == 0)
