@@ -52,7 +52,7 @@ reps=5
 if [ "${QUICK:-}" = 1 ]; then
 	sizes=${SIZES:-1 4 16}
 	frag=16/4k/0/cold/1,256
-	budget_disk=20 budget_tmpfs=5
+	budget_disk=10 budget_tmpfs=5
 else
 	sizes=${SIZES:-1 4 16 64 256 1024}
 	frag=64/4k/0/cold/1,64,4096,16384
