@@ -1299,12 +1299,53 @@ static int explain(const struct conc *c, const struct access *a,
 	return explained || *mixed;
 }
 
+/* The first granule of a read that is neither before nor after the shift. */
+static void note_neither(const struct conc *c, const struct access *a,
+			 const unsigned char *got, long long n, long long g)
+{
+	const struct state *pre = &c->cand[0], *post = &c->cand[c->current];
+	long long from, to;
+
+	for (from = a->off; from < a->off + n; from = to) {
+		to = (from / g + 1) * g;
+		if (to > a->off + n)
+			to = a->off + n;
+		if (memcmp(got + (from - a->off), pre->data + from, to - from) &&
+		    memcmp(got + (from - a->off), post->data + from, to - from)) {
+			note(" while the shift may be under way, the granule %lld..%lld is neither side:",
+			     from, to);
+			same_bytes("  against before", got + (from - a->off),
+				   pre->data + from, from, to - from);
+			same_bytes("  against after", got + (from - a->off),
+				   post->data + from, from, to - from);
+			return;
+		}
+	}
+}
+
+/* The round's plan, and what its first @done accesses gave. */
+static void note_round(const struct conc *c, int done)
+{
+	char text[160];
+	int i;
+
+	op_text(&c->shift, text, sizeof(text));
+	note("round %lld: the shifter's %s (after %ld us) answered %s", c->round,
+	     text + strcspn(text, " ") + 1, c->shift_delay_us, ename(c->shift.got));
+	note("the accessor's accesses (the file was %lld bytes before):",
+	     c->start.size);
+	for (i = 0; i < done; i++)
+		note("  %s off=%lld len=%lld after %ld us -> %lld",
+		     access_names[c->acc[i].kind], c->acc[i].off, c->acc[i].len,
+		     c->acc[i].delay_us, c->acc[i].got);
+}
+
 /*
  * Judge a read of @n bytes (@a->len asked) in granules of @g bytes, and
  * keep the states it allows.  A read nothing explains is counted (the
  * answer RACE, the first one described) and teaches nothing.
  */
-static void judge_read(struct conc *c, const struct access *a,
+static void judge_read(struct conc *c, const struct access *a, int index,
 		       const unsigned char *got, long long n, long long g)
 {
 	int ok[MAX_ACCESSES + 2] = { 0 };
@@ -1332,6 +1373,9 @@ static void judge_read(struct conc *c, const struct access *a,
 				same_bytes("  read", got, c->cand[k].data + a->off,
 					   a->off, n);
 		}
+		if (c->alive[0] && cur >= 0 && c->alive[cur])
+			note_neither(c, a, got, n, g);
+		note_round(c, index + 1);
 		return;
 	}
 	/* A read showing the shift's result means it is done, or holds the
@@ -1431,7 +1475,7 @@ static void access_round(struct conc *c)
 			}
 		}
 		if (a->kind == A_PREAD || a->kind == A_MREAD)
-			judge_read(c, a, c->buf, a->got,
+			judge_read(c, a, i, c->buf, a->got,
 				   a->kind == A_PREAD ? pagesz : 8);
 	}
 	c->overlapped += overlapped;
@@ -1524,21 +1568,6 @@ static void plan_round(struct conc *c, struct rng *r)
 	}
 }
 
-static void note_round(const struct conc *c)
-{
-	char text[160];
-	int i;
-
-	op_text(&c->shift, text, sizeof(text));
-	note("round %lld: the shifter's %s (after %ld us) answered %s", c->round,
-	     text + strcspn(text, " ") + 1, c->shift_delay_us, ename(c->shift.got));
-	note("the accessor's accesses (the file was %lld bytes before):",
-	     c->start.size);
-	for (i = 0; i < c->nacc; i++)
-		note("  %s off=%lld len=%lld after %ld us -> %lld",
-		     access_names[c->acc[i].kind], c->acc[i].off, c->acc[i].len,
-		     c->acc[i].delay_us, c->acc[i].got);
-}
 
 /*
  * After the round: the file must be one of the live candidates, and the
@@ -1583,7 +1612,7 @@ static int judge_round(struct conc *c)
 				same_bytes(" against a state", t->buf,
 					   c->cand[k].data, 0, n);
 		}
-		note_round(c);
+		note_round(c, c->nacc);
 	}
 	st_truncate(&c->start, 0);
 	st_write(&c->start, 0, t->buf, n);
@@ -1631,7 +1660,7 @@ static void concurrent_run(void)
 		accesses += c->nacc;
 		failed = judge_round(c);
 		if (failed)
-			note_round(c);
+			note_round(c, c->nacc);
 		if (nrounds >= 10 && c->round % (nrounds / 10) == 0)
 			progress("model_concurrent", c->round, nrounds, start);
 	}
