@@ -49,13 +49,15 @@ judge_kunit() {
 	fi
 }
 
-# Run the guest matrix on filesystems $2 with mutant $1's kernel.
+# Run the guest matrix on filesystems $2 with mutant $1's kernel.  A failed
+# case, a kernel splat, or a failed fsck of an image after the run kills it.
 judge_vmtest() {
 	# shellcheck disable=SC2086 # $2 is a list of filesystem names
 	if "$top/tools/vmtest.sh" "$build_dir/arch/x86/boot/bzImage" $2 \
 		>"$out/$1.report" 2>&1; then
 		echo survived
-	elif grep -q '^    not ok \|^vmtest: ERROR: kernel splat' "$out/$1.report"; then
+	elif grep -q '^    not ok \|^vmtest: ERROR: kernel splat\|^vmtest: [a-z0-9-]*: fsck FAILED' \
+		"$out/$1.report"; then
 		echo killed
 	else
 		echo error
