@@ -182,6 +182,18 @@ static void model_insert(struct model *m, long long off, long long len)
 	memset(m->alloc + u0, 0, nu);
 }
 
+/* What a collapse or insert that answered @answer did to the file. */
+static void model_shift(struct model *m, int answer, int mode, long long off,
+			long long len)
+{
+	if (answer)
+		return;
+	if (mode == COLLAPSE)
+		model_collapse(m, off, len);
+	else
+		model_insert(m, off, len);
+}
+
 static long long model_blocks(const struct model *m)
 {
 	long long i, n = 0;
@@ -637,10 +649,7 @@ static void run_shift_case(const struct shift_case *c)
 	if (!answer && expect_of(c->vfs, c->fsans))
 		fail("the call succeeded where it must fail, and changed the file: size %lld -> %lld",
 		     m.size, m.size + (mode == INSERT ? len : -len));
-	if (answer == 0 && mode == COLLAPSE)
-		model_collapse(&m, off, len);
-	else if (answer == 0 && mode == INSERT)
-		model_insert(&m, off, len);
+	model_shift(&m, answer, mode, off, len);
 	verify(fd, &m, overhead, 1, answer ? "after the failed call" :
 					     "after the call");
 out:
@@ -804,10 +813,7 @@ static void case_stale(int mode, const char *name)
 	fsync(fd);
 
 	answer = xfallocate(fd, mode, off, len);
-	if (!answer && mode == COLLAPSE)
-		model_collapse(&m, off, len);
-	else if (!answer)
-		model_insert(&m, off, len);
+	model_shift(&m, answer, mode, off, len);
 	verify(fd, &m, 0, 0, "after the call");
 
 	/* Grow by truncate: zeros. */
@@ -846,6 +852,38 @@ out_free:
 }
 
 /* ------------------------------------------------------------------ */
+/*
+ * Build the dense file of @size, map it shared with @prot and read the
+ * mapping through, so that every page is cached and mapped.  @overhead gets
+ * the blocks the filesystem spends beyond the model's.  NULL (the case
+ * reported) when the file cannot be built or mapped.
+ */
+static unsigned char *build_mapped(const char *name, long long size, int prot,
+				   struct model *m, int *fd, long long *overhead)
+{
+	volatile unsigned char sink = 0;
+	unsigned char *map;
+	long long i;
+
+	set_paths(name);
+	*fd = build(DENSE, size, m);
+	if (*fd < 0) {
+		report(name, EIO, 0, 0, NULL);
+		return NULL;
+	}
+	*overhead = blocks_of(*fd) - model_blocks(m);
+	map = mmap(NULL, size, prot, MAP_SHARED, *fd, 0);
+	if (map == MAP_FAILED) {
+		fail("mmap: %s", strerror(errno));
+		close(*fd);
+		report(name, EIO, 0, 0, NULL);
+		return NULL;
+	}
+	for (i = 0; i < size; i += 512)
+		sink += map[i];
+	return map;
+}
+
 /* R7: a shared mapping taken (and dirtied) before the call sees the new
  * contents after it.
  */
@@ -854,26 +892,13 @@ static void case_mmap(int mode, const char *name)
 	long long size = 12 * unit, off = 2 * unit, len = 2 * unit, i, n;
 	unsigned char *map;
 	struct model m;
-	volatile unsigned char sink = 0;
 	long long overhead;
 	int fd, answer;
 
-	set_paths(name);
-	fd = build(DENSE, size, &m);
-	if (fd < 0) {
-		report(name, EIO, 0, 0, NULL);
+	map = build_mapped(name, size, PROT_READ | PROT_WRITE, &m, &fd,
+			   &overhead);
+	if (!map)
 		return;
-	}
-	overhead = blocks_of(fd) - model_blocks(&m);
-	map = mmap(NULL, size, PROT_READ | PROT_WRITE, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED) {
-		fail("mmap: %s", strerror(errno));
-		close(fd);
-		report(name, EIO, 0, 0, NULL);
-		return;
-	}
-	for (i = 0; i < size; i += 512)
-		sink += map[i];
 	/* Dirty a word in the first and the last unit through the mapping. */
 	for (i = 0; i < 8; i++) {
 		map[i + 8] = pat(TAG_MMAP, i + 8);
@@ -882,10 +907,7 @@ static void case_mmap(int mode, const char *name)
 		m.data[size - unit + 64 + i] = map[size - unit + 64 + i];
 	}
 	answer = xfallocate(fd, mode, off, len);
-	if (!answer && mode == COLLAPSE)
-		model_collapse(&m, off, len);
-	else if (!answer)
-		model_insert(&m, off, len);
+	model_shift(&m, answer, mode, off, len);
 	n = m.size < size ? m.size : size;
 	for (i = 0; i < n; i++) {
 		/*
@@ -941,29 +963,16 @@ static long long meminfo_kb(const char *field)
 
 static void case_pageout(int mode, const char *name)
 {
-	long long size = 12 * unit, off = 3 * unit, len = 2 * unit, i;
+	long long size = 12 * unit, off = 3 * unit, len = 2 * unit;
 	long long overhead, before, after, swap;
-	volatile unsigned char sink = 0;
 	unsigned char *map;
 	struct model m;
 	int fd, answer;
 
-	set_paths(name);
-	fd = build(DENSE, size, &m);
-	if (fd < 0) {
-		report(name, EIO, 0, 0, NULL);
+	map = build_mapped(name, size, PROT_READ, &m, &fd,
+			   &overhead);
+	if (!map)
 		return;
-	}
-	overhead = blocks_of(fd) - model_blocks(&m);
-	map = mmap(NULL, size, PROT_READ, MAP_SHARED, fd, 0);
-	if (map == MAP_FAILED) {
-		fail("mmap: %s", strerror(errno));
-		close(fd);
-		report(name, EIO, 0, 0, NULL);
-		return;
-	}
-	for (i = 0; i < size; i += 512)
-		sink += map[i];
 	before = meminfo_kb("Shmem:");
 	if (madvise(map, size, MADV_PAGEOUT))
 		fail("madvise(MADV_PAGEOUT): %s", strerror(errno));
@@ -982,10 +991,7 @@ static void case_pageout(int mode, const char *name)
 		fail("MADV_PAGEOUT put no tmpfs page in swap");
 
 	answer = xfallocate(fd, mode, off, len);
-	if (!answer && mode == COLLAPSE)
-		model_collapse(&m, off, len);
-	else if (!answer)
-		model_insert(&m, off, len);
+	model_shift(&m, answer, mode, off, len);
 	verify(fd, &m, overhead, 1, "after the call");
 	close(fd);
 	unlink(path);
@@ -1049,10 +1055,7 @@ static void case_reflink(int mode, int whole, const char *name)
 		verify(fd, &m, overhead, 1, "the source after the call");
 	} else {
 		answer = xfallocate(fd, mode, off, len);
-		if (!answer && mode == COLLAPSE)
-			model_collapse(&m, off, len);
-		else if (!answer)
-			model_insert(&m, off, len);
+		model_shift(&m, answer, mode, off, len);
 		verify(fd, &m, overhead, 1, "the source after the call");
 		verify(ofd, &other, ooverhead, 1, "the clone after the call");
 	}
@@ -1164,10 +1167,7 @@ static void case_tool(const char *tool, int mode, long long off,
 	/* A message naming the expected errno is the tool doing its job. */
 	if (answer != expect_of(0, fsans) && out[0])
 		fail("%s said: %.300s", tool, out);
-	if (!answer && mode == COLLAPSE)
-		model_collapse(&m, off, len);
-	else if (!answer)
-		model_insert(&m, off, len);
+	model_shift(&m, answer, mode, off, len);
 	fd = open(path, O_RDONLY);
 	if (fd < 0) {
 		fail("reopen: %s", strerror(errno));
