@@ -14,6 +14,7 @@
 # per filesystem, default 100000, or 1000000 with LONG=1), FSMODEL_ROUNDS
 # (rounds of its concurrent run, default 200, or 2000 with LONG=1),
 # FSMODEL_SEED (default random; printed: set it to repeat a run),
+# FSMODEL_PRESSURE (MiB the memfd row's run leaves available, default 32),
 # VMTEST_TIMEOUT (seconds for the guest, default 600 plus three times the
 # model checker's expected time), VMTEST_MEM (MiB, default 2048),
 # VMTEST_SMP (default 1), VMTEST_OUT (output directory, default
@@ -106,18 +107,39 @@ else
 	ops=${FSMODEL_OPS:-100000} rounds=${FSMODEL_ROUNDS:-200}
 fi
 seed=${FSMODEL_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
-nmodel=0
+nmodel=0 slow=0
+# The memfd row's run under memory pressure: MiB reclaim must swap out in
+# each loop (fsmodel -P), and the largest file, large enough that most of
+# its pages are cold when reclaim comes.  Reclaim under KASAN and TCG
+# stalls the model run for seconds at a time, so it makes a hundredth of
+# the operations.
+pressure=${FSMODEL_PRESSURE:-8}
+memfd_size=$((8 << 20))
 
-# Scratch images and the guest's list.  First a swap disk, which the
-# guest turns on before any filesystem runs: fcheck's pageout cases then
-# push tmpfs pages out to swap, so a shift has swap entries to move.
-rm -f "$out/swap.img"
-dd if=/dev/zero of="$out/swap.img" bs=1M count=64 status=none
-chmod 600 "$out/swap.img"
-mkswap "$out/swap.img" >/dev/null || die "mkswap $out/swap.img failed"
-echo "swap swap - -" >"$out/vmtest.conf"
+# The guests: VMTEST_GUESTS of them (default 2, at most one per host CPU)
+# run side by side, each on the filesystems dealt to it in table order, so
+# that the slow disk filesystems spread out.  Each has its own directory
+# DIR/gN: its list, its initramfs, a swap disk, which its init turns on
+# before any filesystem runs (fcheck's pageout cases and the memfd row's
+# memory pressure push tmpfs pages out to it, so a shift has swap entries
+# to move), and links to the scratch images.
+guests=${VMTEST_GUESTS:-2}
+[ "$(nproc)" -lt "$guests" ] && guests=$(nproc)
+rm -rf "$out"/g[0-9]*
+g=1
+while [ "$g" -le "$guests" ]; do
+	mkdir -p "$out/g$g"
+	dd if=/dev/zero of="$out/g$g/swap.img" bs=1M count=256 status=none
+	chmod 600 "$out/g$g/swap.img"
+	mkswap "$out/g$g/swap.img" >/dev/null || die "mkswap $out/g$g/swap.img failed"
+	echo "swap swap - -" >"$out/g$g/vmtest.conf"
+	g=$((g + 1))
+done
 set --
+i=0
 for name in $selected; do
+	conf=$out/g$((i % guests + 1))/vmtest.conf
+	i=$((i + 1))
 	line=$(echo "$fslist" | awk -v n="$name" '$1 == n')
 	# shellcheck disable=SC2086 # split the table line into its fields
 	set -- "$@" $line
@@ -129,31 +151,72 @@ for name in $selected; do
 	# With huge pages st_blocks counts whole huge folios: see fcheck -B.
 	blocks=""
 	case $opts in *huge=always*|*huge=within_size*) blocks=-B ;; esac
-	echo "$name $type $opts fcheck -f $name -u $unit -b $block -s $flags -x /bin $blocks" >>"$out/vmtest.conf"
-	# A second line: the guest mounts the filesystem again for fsmodel.
-	if [ "$flags" = full ]; then
-		echo "$name $type $opts fsmodel -f $name -u $unit -b $block -n $ops -c $rounds -S $seed" >>"$out/vmtest.conf"
-		nmodel=$((nmodel + 1))
-	fi
+	check="fcheck -f $name -u $unit -b $block -s $flags -x /bin $blocks"
+	model="fsmodel -f $name -u $unit -b $block -n $ops -c $rounds -S $seed"
+	case $flags in
+	full)
+		echo "$name $type $opts $check" >>"$conf"
+		# A second line: the guest mounts the filesystem again for fsmodel.
+		echo "$name $type $opts $model" >>"$conf"
+		nmodel=$((nmodel + 1)) ;;
+	memfd)
+		# Seals, then a hundredth of the operations under memory pressure.
+		echo "$name $type $opts $model --memfd" >>"$conf"
+		echo "$name $type $opts fsmodel -f $name -u $unit -b $block -n $((ops / 100)) -c 0 -S $seed --memfd -P $pressure -m $memfd_size" >>"$conf"
+		nmodel=$((nmodel + 1)) slow=$((slow + 1)) ;;
+	*)
+		echo "$name $type $opts $check" >>"$conf" ;;
+	esac
 	if [ "$mb" -gt 0 ]; then
 		echo "vmtest: mkfs.$type $* ($name, ${mb} MiB sparse image)"
 		tools/vmtest-mkfs.sh "$type" "$mb" "$out/$name.img" "$@" ||
 			die "mkfs for $name failed"
+		ln -s "../$name.img" "$(dirname "$conf")/$name.img"
 	fi
 	set --
 done
-tools/vmtest-initramfs.sh "$out/initramfs.cpio.gz" "$out/vmtest.conf" "$out/fcheck" "$out/fsmodel" ||
-	die "cannot build the initramfs"
+[ "$i" -lt "$guests" ] && guests=$i
 if [ "$nmodel" -gt 0 ]; then
 	echo "vmtest: fsmodel: seed $seed, $ops operations and $rounds concurrent rounds on each of $nmodel filesystems (FSMODEL_SEED=$seed repeats them)"
 fi
 
 # Measured: about 1000 model operations and 20 concurrent rounds a second
-# (tools/guest/fsmodel.c, docs/design.rst).
-timeout=${VMTEST_TIMEOUT:-$((600 + nmodel * (ops / 1000 + rounds / 20) * 3))}
+# (tools/guest/fsmodel.c, docs/design.rst), about 10 a second under memory
+# pressure (which makes a hundredth of the operations); a bound for every
+# guest.
+timeout=${VMTEST_TIMEOUT:-$((600 + (nmodel * (ops / 1000 + rounds / 20) + slow * ops / 1000) * 3))}
+pids=""
+g=1
+while [ "$g" -le "$guests" ]; do
+	tools/vmtest-initramfs.sh "$out/g$g/initramfs.cpio.gz" "$out/g$g/vmtest.conf" \
+		"$out/fcheck" "$out/fsmodel" || die "cannot build the initramfs"
+	echo "vmtest: guest $g:$(awk '$2 != "swap" && !seen[$1]++ { printf " %s", $1 }' "$out/g$g/vmtest.conf")"
+	tools/vmtest-boot.sh vmtest "$kernel" "$out/g$g" "$out/g$g/results.tap" \
+		"$out/g$g/console.log" "$timeout" "${VMTEST_MEM:-2048}" \
+		"${VMTEST_SMP:-1}" &
+	pids="$pids $!"
+	g=$((g + 1))
+done
+# The worst exit status: a timeout (124) before any other failure.
 qemu_rc=0
-tools/vmtest-boot.sh vmtest "$kernel" "$out" "$out/results.tap" "$out-console.log" \
-	"$timeout" "${VMTEST_MEM:-2048}" "${VMTEST_SMP:-1}" || qemu_rc=$?
+for pid in $pids; do
+	rc=0
+	wait "$pid" || rc=$?
+	case $rc in
+	0) ;;
+	124) qemu_rc=124 ;;
+	*) [ "$qemu_rc" = 0 ] && qemu_rc=$rc ;;
+	esac
+done
+: >"$out/results.tap"
+: >"$out-console.log"
+g=1
+while [ "$g" -le "$guests" ]; do
+	cat "$out/g$g/results.tap" >>"$out/results.tap" 2>/dev/null || true
+	echo "=== guest $g ($out/g$g/console.log) ===" >>"$out-console.log"
+	cat "$out/g$g/console.log" >>"$out-console.log" 2>/dev/null || true
+	g=$((g + 1))
+done
 
 # fsck every image on the host, read-only.
 : >"$out/fsck.txt"

@@ -27,12 +27,14 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
 
 static const char usage_text[] =
 "usage: fsmodel -d DIR -u UNIT -b BLOCK [OPTION]...\n"
+"       fsmodel --memfd -u UNIT -b BLOCK [OPTION]...\n"
 "       fsmodel --crash-workload -d DIR -u UNIT -b BLOCK -l LOG [OPTION]...\n"
 "       fsmodel --crash-check -d DIR -u UNIT -b BLOCK -D N -J N [OPTION]...\n"
 "\n"
@@ -47,9 +49,15 @@ static const char usage_text[] =
 "failure, 2 on a usage error.\n"
 "\n"
 "Modes:\n"
-"  (default)         the model run on DIR/fsmodel.seq (case \"model\"), then,\n"
+"  (default)         the model run on DIR/fsmodel.seq (case \"model\", or\n"
+"                    \"model_pressure\" with -P), then,\n"
 "                    unless -c 0, the concurrent run on DIR/fsmodel.conc\n"
 "                    (case \"model_concurrent\")\n"
+"  --memfd           the same on memfds (memfd_create(2), MFD_ALLOW_SEALING)\n"
+"                    instead of files in DIR, with two more operations:\n"
+"                    seal, after which every operation must answer as the\n"
+"                    seals say (EPERM where they refuse it), and renew,\n"
+"                    which goes on with a fresh memfd\n"
 "  --crash-workload  operations on DIR/fsmodel.crash until the machine dies\n"
 "                    (or -n are done), each logged to LOG before it starts,\n"
 "                    and every fsync/fdatasync logged once it returned:\n"
@@ -64,7 +72,8 @@ static const char usage_text[] =
 "                    left (case \"crash\"; rules in docs/design.rst)\n"
 "\n"
 "Options:\n"
-"  -d DIR        directory on the filesystem under test (required)\n"
+"  -d DIR        directory on the filesystem under test (required, and\n"
+"                ignored with --memfd)\n"
 "  -u UNIT       allocation unit in bytes: collapse and insert ranges must\n"
 "                be multiples of it (block; cluster with ext4 bigalloc)\n"
 "  -b BLOCK      block size in bytes\n"
@@ -81,6 +90,11 @@ static const char usage_text[] =
 "  -l LOG        the crash log (--crash-workload)\n"
 "  -D N, -J N    the last durable and the last started operation\n"
 "                (--crash-check; -1: none)\n"
+"  -P MIB        memory pressure while the model run goes: lock all the\n"
+"                available memory but 32 MiB, and touch the free memory\n"
+"                and MIB more, over and over, so that reclaim swaps out\n"
+"                about MIB each time (no pageout then); the case fails\n"
+"                unless pages of the file were found swapped out (mincore)\n"
 "  -v            print every operation on stderr\n"
 "  -h, --help    this text\n"
 "\n"
@@ -125,6 +139,8 @@ static const char usage_text[] =
 /* Settings and failure notes. */
 
 static const char *fs_name = "fs", *dir;
+static int memfd_mode;		/* --memfd */
+static long long pressure_mib;	/* -P */
 static long long unit, blksz, pagesz, maxlen, cap;
 static long long nops = 100000, nrounds = 200, check_every = 1000;
 static unsigned long long seed;
@@ -317,12 +333,14 @@ static int same_bytes(const char *what, const unsigned char *got,
 struct state {
 	unsigned char *data;	/* cap bytes */
 	long long size;
+	int seals;		/* --memfd: F_GET_SEALS */
 };
 
 static void st_init(struct state *s)
 {
 	s->data = xmalloc(cap);
 	s->size = 0;
+	s->seals = 0;
 }
 
 static void st_copy(struct state *d, const struct state *s)
@@ -384,7 +402,7 @@ static void st_insert(struct state *s, long long off, long long len)
 enum kind {
 	K_PWRITE, K_PREAD, K_MWRITE, K_MREAD, K_TRUNCATE, K_PUNCH, K_ZERO,
 	K_COLLAPSE, K_INSERT, K_FSYNC, K_FDATASYNC, K_DROP, K_PAGEOUT, K_REMOUNT,
-	NKINDS
+	K_SEAL, K_RENEW, NKINDS
 };
 
 /* Weights of the model run and of the crash workload, in 1/10000. */
@@ -410,14 +428,46 @@ static const struct {
 			"                           shift moves", 20, 0 },
 	[K_REMOUNT] = { "remount", "unmount DIR, mount it again (same source and\n"
 			"                           type, default options)", 2, 0 },
+	[K_SEAL] = { "seal", "F_ADD_SEALS, one of SHRINK, GROW, WRITE,\n"
+		     "                           FUTURE_WRITE and SEAL (--memfd); WRITE\n"
+		     "                           must first answer EBUSY while the held\n"
+		     "                           mapping is writable, which is then made\n"
+		     "                           read-only", 15, 0 },
+	[K_RENEW] = { "renew", "check the file, then go on with a new, unsealed\n"
+		      "                           memfd holding a copy of it (--memfd)", 8, 0 },
 };
 
 static int left_out[NKINDS];	/* -x, or not supported here */
 
+/* The seals a memfd may be given, and what each refuses. */
+static const struct {
+	int seal;
+	const char *name;
+} seals[] = {
+	{ F_SEAL_SHRINK, "F_SEAL_SHRINK" },
+	{ F_SEAL_GROW, "F_SEAL_GROW" },
+	{ F_SEAL_WRITE, "F_SEAL_WRITE" },
+	{ F_SEAL_FUTURE_WRITE, "F_SEAL_FUTURE_WRITE" },
+	{ F_SEAL_SEAL, "F_SEAL_SEAL" },
+};
+
+#define NSEALS		(sizeof(seals) / sizeof(seals[0]))
+#define WRITE_SEALS	(F_SEAL_WRITE | F_SEAL_FUTURE_WRITE)
+
+static const char *seal_name(long long seal)
+{
+	size_t i;
+
+	for (i = 0; i < NSEALS; i++)
+		if (seals[i].seal == seal)
+			return seals[i].name;
+	return "?";
+}
+
 struct op {
 	long long n;		/* 1, 2, ... */
 	enum kind kind;
-	long long off, len;	/* truncate: the new size in len */
+	long long off, len;	/* truncate: the new size in len; seal: off */
 	int keep;		/* zero: FALLOC_FL_KEEP_SIZE */
 	int expect;		/* 0, or the errno the call must fail with */
 	int got;		/* what it answered */
@@ -432,8 +482,11 @@ static void op_text(const struct op *op, char *buf, size_t n)
 		snprintf(buf, n, "%lld %s to %lld", op->n, name, op->len);
 		break;
 	case K_FSYNC: case K_FDATASYNC: case K_DROP: case K_PAGEOUT:
-	case K_REMOUNT:
+	case K_REMOUNT: case K_RENEW:
 		snprintf(buf, n, "%lld %s", op->n, name);
+		break;
+	case K_SEAL:
+		snprintf(buf, n, "%lld %s %s", op->n, name, seal_name(op->off));
 		break;
 	default:
 		snprintf(buf, n, "%lld %s%s off=%lld len=%lld (0x%llx+0x%llx)",
@@ -650,6 +703,63 @@ static void gen_op(struct rng *r, const struct mix *mx, long long size,
 	case K_INSERT:
 		gen_shift(r, size, op, 12, LLONG_MAX);
 		break;
+	case K_SEAL:
+		op->off = seals[below(r, NSEALS)].seal;
+		break;
+	default:
+		break;
+	}
+}
+
+/*
+ * The errno an operation must answer on a memfd with @sealed seals, as
+ * memfd_create(2) and fcntl(2) document them and shmem_fallocate() applies
+ * them to collapse and insert.  An invalid collapse or insert still
+ * answers EINVAL: its arguments are checked first.  A pwrite that would
+ * grow a file sealed against growth is cut at EOF when it starts inside
+ * the file, so that what it writes does not depend on how the kernel
+ * splits a write into pages.
+ */
+static void seal_rules(struct op *op, int sealed, long long size)
+{
+	long long end = op->off + op->len;
+
+	if (!sealed || op->expect)
+		return;
+	switch (op->kind) {
+	case K_PWRITE:
+		if (sealed & WRITE_SEALS)
+			op->expect = EPERM;
+		else if (sealed & F_SEAL_GROW && end > size && op->off < size)
+			op->len = size - op->off;
+		else if (sealed & F_SEAL_GROW && end > size)
+			op->expect = EPERM;
+		break;
+	case K_MWRITE:
+		/* FUTURE_WRITE spares the mapping made before the seal. */
+		if (sealed & F_SEAL_WRITE ||
+		    (sealed & F_SEAL_GROW && end > size))
+			op->expect = EPERM;
+		break;
+	case K_TRUNCATE:
+		if ((sealed & F_SEAL_SHRINK && op->len < size) ||
+		    (sealed & F_SEAL_GROW && op->len > size))
+			op->expect = EPERM;
+		break;
+	case K_PUNCH:
+		if (sealed & WRITE_SEALS)
+			op->expect = EPERM;
+		break;
+	case K_COLLAPSE:
+	case K_INSERT:
+		if (sealed & WRITE_SEALS ||
+		    sealed & (op->kind == K_COLLAPSE ? F_SEAL_SHRINK : F_SEAL_GROW))
+			op->expect = EPERM;
+		break;
+	case K_SEAL:
+		if (sealed & F_SEAL_SEAL)
+			op->expect = EPERM;
+		break;
 	default:
 		break;
 	}
@@ -691,6 +801,12 @@ static void apply(struct state *m, const struct op *op, unsigned char *buf,
 	case K_INSERT:
 		st_insert(m, op->off, op->len);
 		break;
+	case K_SEAL:
+		m->seals |= op->off;
+		break;
+	case K_RENEW:
+		m->seals = 0;
+		break;
 	default:
 		break;
 	}
@@ -704,6 +820,7 @@ struct target {
 	int fd;
 	unsigned char *map;	/* shared mapping of maplen bytes */
 	long long maplen;
+	int readonly;		/* the mapping, once the file is F_SEAL_WRITE */
 	unsigned char *buf;	/* cap bytes */
 	/* Where the filesystem is mounted from, for remount. */
 	char source[PATH_MAX], type[64];
@@ -778,17 +895,32 @@ static long long pread_all(int fd, unsigned char *buf, long long len,
 	return done;
 }
 
+static int map_target(struct target *t)
+{
+	t->map = mmap(NULL, t->maplen,
+		      PROT_READ | (t->readonly ? 0 : PROT_WRITE), MAP_SHARED,
+		      t->fd, 0);
+	if (t->map == MAP_FAILED) {
+		note("mmap %s: %s", t->path, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The file, or with --memfd a new memfd that may be sealed, and its map. */
 static int open_target(struct target *t, int create)
 {
-	t->fd = open(t->path, O_RDWR | (create ? O_CREAT | O_TRUNC : 0), 0644);
+	if (memfd_mode)
+		t->fd = memfd_create(t->path, MFD_ALLOW_SEALING);
+	else
+		t->fd = open(t->path, O_RDWR | (create ? O_CREAT | O_TRUNC : 0),
+			     0644);
 	if (t->fd < 0) {
 		note("open %s: %s", t->path, strerror(errno));
 		return -1;
 	}
-	t->map = mmap(NULL, t->maplen, PROT_READ | PROT_WRITE, MAP_SHARED,
-		      t->fd, 0);
-	if (t->map == MAP_FAILED) {
-		note("mmap %s: %s", t->path, strerror(errno));
+	t->readonly = 0;
+	if (map_target(t)) {
 		close(t->fd);
 		return -1;
 	}
@@ -864,6 +996,64 @@ static int mode_of(const struct op *op)
 	}
 }
 
+static int check_file(struct target *t, const struct state *m,
+		      const char *when);
+
+/* 0, or the errno with which a writable shared mapping is refused. */
+static int writable_map_errno(struct target *t)
+{
+	void *p = mmap(NULL, pagesz, PROT_READ | PROT_WRITE, MAP_SHARED, t->fd, 0);
+
+	if (p == MAP_FAILED)
+		return errno;
+	munmap(p, pagesz);
+	return 0;
+}
+
+/*
+ * F_ADD_SEALS.  F_SEAL_WRITE is refused with EBUSY while a shared mapping
+ * that may become writable exists: check that, then unmap the file, seal
+ * it, and map it again, read-only (which only a sealed file can be without
+ * counting as writable).  Returns the errno of the call that seals, or -1
+ * after noting why.
+ */
+static int add_seal(struct target *t, int seal)
+{
+	int e;
+
+	if (seal == F_SEAL_WRITE && !t->readonly) {
+		e = fcntl(t->fd, F_ADD_SEALS, seal) ? errno : 0;
+		if (e == EPERM)		/* F_SEAL_SEAL */
+			return e;
+		if (e != EBUSY) {
+			note("F_ADD_SEALS F_SEAL_WRITE with a writable shared mapping answered %s, not EBUSY",
+			     ename(e));
+			return -1;
+		}
+		munmap(t->map, t->maplen);
+		e = fcntl(t->fd, F_ADD_SEALS, seal) ? errno : 0;
+		t->readonly = !e;
+		return map_target(t) ? -1 : e;
+	}
+	return fcntl(t->fd, F_ADD_SEALS, seal) ? errno : 0;
+}
+
+/* Go on with a new memfd (no seals, a writable mapping) holding @m. */
+static int renew(struct target *t, const struct state *m)
+{
+	int e;
+
+	close_target(t);
+	if (open_target(t, 1))
+		return -1;
+	e = pwrite_all(t->fd, m->data, m->size, 0);
+	if (e) {
+		note("writing the new memfd: %s", strerror(e));
+		return -1;
+	}
+	return 0;
+}
+
 /*
  * Run @op on the file and on the model @m; compare what it read, and the
  * size after it, with the model.  Returns 0, or -1 after noting why.
@@ -895,6 +1085,11 @@ static int step(struct target *t, struct state *m, struct op *op)
 		}
 		return same_bytes("pread", buf, m->data + op->off, op->off, n) - 1;
 	case K_MWRITE:
+		if (t->readonly) {
+			/* F_SEAL_WRITE: no writable shared mapping at all. */
+			op->got = writable_map_errno(t);
+			break;
+		}
 		if (op->off + op->len > m->size && ftruncate(t->fd, op->off + op->len)) {
 			op->got = errno;
 			break;
@@ -933,6 +1128,15 @@ static int step(struct target *t, struct state *m, struct op *op)
 		if (remount(t))
 			return -1;
 		break;
+	case K_SEAL:
+		op->got = add_seal(t, op->off);
+		if (op->got < 0)
+			return -1;
+		break;
+	case K_RENEW:
+		if (check_file(t, m, "before renew") || renew(t, m))
+			return -1;
+		break;
 	case NKINDS:
 		break;
 	}
@@ -942,6 +1146,11 @@ static int step(struct target *t, struct state *m, struct op *op)
 		return -1;
 	}
 	apply(m, op, buf, 1);
+	if (op->kind == K_SEAL && fcntl(t->fd, F_GET_SEALS) != m->seals) {
+		note("F_GET_SEALS answered 0x%x, the model has 0x%x",
+		     fcntl(t->fd, F_GET_SEALS), m->seals);
+		return -1;
+	}
 	if (fstat(t->fd, &st)) {
 		note("fstat: %s", strerror(errno));
 		return -1;
@@ -1032,7 +1241,9 @@ static void progress(const char *what, long long done, long long total,
 
 static int setup_target(struct target *t, const char *file)
 {
-	snprintf(t->path, sizeof(t->path), "%s/%s", dir, file);
+	/* A memfd's name only shows in /proc/PID/fd. */
+	snprintf(t->path, sizeof(t->path), "%s%s%s", memfd_mode ? "" : dir,
+		 memfd_mode ? "" : "/", file);
 	t->maplen = (maxlen + pagesz - 1) / pagesz * pagesz;
 	t->buf = xmalloc(cap);
 	return open_target(t, 1);
@@ -1052,10 +1263,16 @@ static void probe(struct target *t)
 
 	if (access("/proc/sys/vm/drop_caches", W_OK))
 		left_out[K_DROP] = 1;
-	if (!mount_of(dir, t) || !strcmp(t->type, "tmpfs") ||
+	if (memfd_mode || !mount_of(dir, t) || !strcmp(t->type, "tmpfs") ||
 	    !strcmp(t->type, "ramfs"))
 		left_out[K_REMOUNT] = 1;
-	snprintf(p.path, sizeof(p.path), "%s/fsmodel.probe", dir);
+	if (!memfd_mode)
+		left_out[K_SEAL] = left_out[K_RENEW] = 1;
+	/* Under -P, reclaim alone must swap the file's pages out. */
+	if (pressure_mib)
+		left_out[K_PAGEOUT] = 1;
+	snprintf(p.path, sizeof(p.path), "%s%sfsmodel.probe",
+		 memfd_mode ? "" : dir, memfd_mode ? "" : "/");
 	p.buf = xmalloc(2 * unit);
 	if (open_target(&p, 1) == 0) {
 		pwrite_all(p.fd, p.buf, 2 * unit, 0);
@@ -1067,7 +1284,8 @@ static void probe(struct target *t)
 		}
 		close_target(&p);
 	}
-	unlink(p.path);
+	if (!memfd_mode)
+		unlink(p.path);
 	free(p.buf);
 	diag[0] = 0;
 	for (k = 0; k < NKINDS; k++)
@@ -1076,7 +1294,146 @@ static void probe(struct target *t)
 }
 
 /* ------------------------------------------------------------------ */
+/*
+ * Memory pressure (-P MIB).  One child locks all the memory available but
+ * PRESSURE_LEFT_MIB; another touches the memory left free and MIB more, over
+ * and over, so that every loop makes reclaim swap out about MIB of
+ * whatever is cold, the file's pages among them.  The model run counts the pages of the file that hold data
+ * and are found neither mapped nor in the page cache (mincore): on tmpfs
+ * such a page can only be in swap.
+ */
+#define PRESSURE_LEFT_MIB	32
+
+static pid_t pressure_pid[2];
+static long long *pressure_loops;	/* shared with the touching child */
+
+/* A field of /proc/meminfo (kB) or /proc/vmstat; -1 if absent. */
+static long long proc_field(const char *file, const char *key)
+{
+	char line[256];
+	long long v = -1;
+	size_t n = strlen(key);
+	FILE *f = fopen(file, "r");
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f))
+		if (!strncmp(line, key, n) && (line[n] == ' ' || line[n] == ':'))
+			v = atoll(line + n + 1 + strspn(line + n + 1, ": "));
+	fclose(f);
+	return v;
+}
+
+/*
+ * A MiB every PRESSURE_STEP_US at most: reclaim then runs a little at a
+ * time beside the model run instead of stalling it in long bursts.
+ */
+#define PRESSURE_STEP_US	50000
+
+static void touch_forever(long long bytes)
+{
+	struct timespec ts = { 0, PRESSURE_STEP_US * 1000L };
+	long long i;
+
+	for (;;) {
+		unsigned char *p = mmap(NULL, bytes, PROT_READ | PROT_WRITE,
+					MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+
+		if (p == MAP_FAILED)
+			continue;
+		for (i = 0; i < bytes; i += pagesz) {
+			p[i] = i / pagesz;
+			if (i % (1 << 20) == 0)
+				nanosleep(&ts, NULL);
+		}
+		munmap(p, bytes);
+		__atomic_add_fetch(pressure_loops, 1, __ATOMIC_RELAXED);
+	}
+}
+
+static int start_pressure(void)
+{
+	long long lock = proc_field("/proc/meminfo", "MemAvailable") / 1024 -
+			 PRESSURE_LEFT_MIB;
+	long long touch;
+	int pipefd[2];
+	char c = 0;
+
+	pressure_loops = mmap(NULL, sizeof(*pressure_loops),
+			      PROT_READ | PROT_WRITE, MAP_SHARED | MAP_ANONYMOUS,
+			      -1, 0);
+	if (pressure_loops == MAP_FAILED || pipe(pipefd))
+		return -1;
+	pressure_pid[0] = fork();
+	if (pressure_pid[0] == 0) {
+		void *p = MAP_FAILED;
+
+		if (lock > 0)
+			p = mmap(NULL, lock << 20, PROT_READ | PROT_WRITE,
+				 MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+		c = lock <= 0 || (p != MAP_FAILED && !mlock(p, lock << 20));
+		if (write(pipefd[1], &c, 1) != 1)
+			_exit(1);
+		for (;;)
+			pause();
+	}
+	if (pressure_pid[0] < 0 || read(pipefd[0], &c, 1) != 1 || !c) {
+		note("locking %lld MiB for -P %lld failed", lock, pressure_mib);
+		return -1;
+	}
+	close(pipefd[0]);
+	close(pipefd[1]);
+	touch = proc_field("/proc/meminfo", "MemFree") / 1024 + pressure_mib;
+	pressure_pid[1] = fork();
+	if (pressure_pid[1] == 0)
+		touch_forever(touch << 20);
+	printf("# fsmodel: %s: memory pressure: %lld MiB locked, %lld MiB touched in a loop\n",
+	       fs_name, lock, touch);
+	return pressure_pid[1] < 0 ? -1 : 0;
+}
+
+/* Returns -1 if the locked memory went away early (the OOM killer). */
+static int stop_pressure(void)
+{
+	int status, early = waitpid(pressure_pid[0], &status, WNOHANG) != 0;
+	int k;
+
+	for (k = 0; k < 2; k++) {
+		kill(pressure_pid[k], SIGKILL);
+		waitpid(pressure_pid[k], &status, 0);
+	}
+	if (early)
+		note("the process holding the locked memory died before the end of the run");
+	return early ? -1 : 0;
+}
+
+/* Pages of the file with data in the model that are in swap. */
+static long long pages_swapped(struct target *t, const struct state *m)
+{
+	long long n = (m->size + pagesz - 1) / pagesz, i, x, out = 0;
+	unsigned char vec[n > 0 ? n : 1];
+
+	if (!n || mincore(t->map, n * pagesz, vec))
+		return 0;
+	for (i = 0; i < n; i++) {
+		if (vec[i] & 1)
+			continue;
+		for (x = i * pagesz; x < m->size && x < (i + 1) * pagesz; x++)
+			if (m->data[x]) {
+				out++;
+				break;
+			}
+	}
+	return out;
+}
+
+/* ------------------------------------------------------------------ */
 /* The model run. */
+
+static const char *model_case(void)
+{
+	return pressure_mib ? "model_pressure" : "model";
+}
 
 static void model_run(struct target *t)
 {
@@ -1090,7 +1447,14 @@ static void model_run(struct target *t)
 	int failed = 0, k;
 	long long count[NKINDS] = { 0 };
 	double spent[NKINDS] = { 0 };
+	long long refused = 0, swapped = 0, pswpout = proc_field("/proc/vmstat", "pswpout");
+	long long pswpin = proc_field("/proc/vmstat", "pswpin");
+	char extra[128] = "";
 
+	if (pressure_mib && start_pressure()) {
+		report(model_case(), 0, "EIO", "seed=%llu", seed);
+		return;
+	}
 	st_init(&m);
 	mix_init(&mx, 0);
 	nhistory = 0;
@@ -1099,11 +1463,15 @@ static void model_run(struct target *t)
 
 		op.n = i;
 		gen_op(&r, &mx, m.size, &op);
+		seal_rules(&op, m.seals, m.size);
 		if (verbose) {
 			op_text(&op, text, sizeof(text));
 			fprintf(stderr, "%s\n", text);
 		}
+		if (pressure_mib && i % 100 == 0)
+			swapped += pages_swapped(t, &m);
 		failed = step(t, &m, &op);
+		refused += op.expect == EPERM && op.got == EPERM;
 		remember(&op);
 		count[op.kind]++;
 		spent[op.kind] += now() - t0;
@@ -1117,7 +1485,7 @@ static void model_run(struct target *t)
 					    op.kind == K_REMOUNT ?
 					    "after remount" : "whole-file check");
 		if (nops >= 10 && i % (nops / 10) == 0)
-			progress("model", i, nops, start);
+			progress(model_case(), i, nops, start);
 	}
 	/* Where the time went: the operation mix is a budget. */
 	printf("# fsmodel: %s: operations, count and mean time:", fs_name);
@@ -1126,15 +1494,33 @@ static void model_run(struct target *t)
 			printf(" %s %lld %.2f ms,", kinds[k].name, count[k],
 			       spent[k] * 1000 / count[k]);
 	printf("\n");
+	if (memfd_mode)
+		snprintf(extra, sizeof(extra), " refused_by_seals=%lld", refused);
+	if (pressure_mib) {
+		if (stop_pressure())
+			failed = 1;
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+			 " swapped_pages=%lld pressure_loops=%lld pswpout=%lld pswpin=%lld",
+			 swapped, *pressure_loops, proc_field("/proc/vmstat", "pswpout") - pswpout,
+			 proc_field("/proc/vmstat", "pswpin") - pswpin);
+		if (!failed && !swapped) {
+			note("under -P %lld no page of the file was ever found swapped out: the run did not test the shift of swap entries",
+			     pressure_mib);
+			failed = 1;
+		}
+	}
 	if (failed) {
 		note("seed %llu, operation %lld of %lld, unit %lld, block %lld, largest size %lld",
 		     seed, i - 1, nops, unit, blksz, maxlen);
 		note_history();
-		note("reproduce: FSMODEL_SEED=%llu FSMODEL_OPS=%lld make vmtest FS=%s, or in the guest: fsmodel -S %llu -n %lld -u %lld -b %lld -m %lld -d DIR -v",
-		     seed, i - 1, fs_name, seed, i - 1, unit, blksz, maxlen);
+		note("reproduce: FSMODEL_SEED=%llu FSMODEL_OPS=%lld make vmtest FS=%s, or in the guest: fsmodel -S %llu -n %lld -u %lld -b %lld -m %lld%s%s -d DIR -v",
+		     seed, i - 1, fs_name, seed, i - 1, unit, blksz, maxlen,
+		     memfd_mode ? " --memfd" : "", pressure_mib ? " -P N" : "");
 	}
-	report("model", !failed, ename(failed && op.got != op.expect ? op.got : 0),
-	       "seed=%llu ops=%lld seconds=%.0f", seed, i - 1, now() - start);
+	report(model_case(), !failed,
+	       ename(failed && op.got != op.expect ? op.got : 0),
+	       "seed=%llu ops=%lld seconds=%.0f%s", seed, i - 1, now() - start,
+	       extra);
 	free(m.data);
 }
 
@@ -2007,7 +2393,7 @@ static void crash_check(long long durable, long long last)
 
 static void usage(int status)
 {
-	char ops[2048] = "";
+	char ops[4096] = "";
 	int k, total[2] = { 0, 0 };
 
 	for (k = 0; k < NKINDS; k++) {
@@ -2056,6 +2442,7 @@ int main(int argc, char **argv)
 	static const struct option longs[] = {
 		{ "crash-workload", no_argument, NULL, 'W' },
 		{ "crash-check", no_argument, NULL, 'C' },
+		{ "memfd", no_argument, NULL, 'M' },
 		{ "help", no_argument, NULL, 'h' },
 		{ NULL, 0, NULL, 0 },
 	};
@@ -2065,7 +2452,7 @@ int main(int argc, char **argv)
 	struct target t;
 	struct timespec ts;
 
-	while ((opt = getopt_long(argc, argv, "d:u:b:f:S:n:c:m:k:x:l:D:J:vh",
+	while ((opt = getopt_long(argc, argv, "d:u:b:f:S:n:c:m:k:x:l:D:J:P:vh",
 				  longs, NULL)) != -1) {
 		switch (opt) {
 		case 'd': dir = optarg; break;
@@ -2081,6 +2468,8 @@ int main(int argc, char **argv)
 		case 'l': log = optarg; break;
 		case 'D': durable = number(optarg); break;
 		case 'J': last = number(optarg); break;
+		case 'P': pressure_mib = number(optarg); break;
+		case 'M': memfd_mode = 1; break;
 		case 'v': verbose = 1; break;
 		case 'W': case 'C': mode = opt; break;
 		case 'h': usage(0); break;
@@ -2088,8 +2477,9 @@ int main(int argc, char **argv)
 		}
 	}
 	pagesz = sysconf(_SC_PAGESIZE);
-	if (!dir || optind != argc || unit < SECTOR || blksz < SECTOR ||
-	    unit % blksz || nops < 0 || nrounds < 0 || check_every < 1 ||
+	if ((!dir && !memfd_mode) || optind != argc || unit < SECTOR ||
+	    blksz < SECTOR || unit % blksz || nops < 0 || nrounds < 0 ||
+	    check_every < 1 || pressure_mib < 0 || (memfd_mode && mode) ||
 	    (mode == 'W' && !log) || (mode == 'C' && (durable < -1 || last < -1)))
 		usage(2);
 	if (!maxlen)
@@ -2111,10 +2501,10 @@ int main(int argc, char **argv)
 		return nfailed ? 1 : 0;
 	}
 	printf("# fsmodel: %s in %s: seed %llu, %lld operations, %lld concurrent rounds, unit %lld, block %lld, largest size %lld\n",
-	       fs_name, dir, seed, nops, nrounds, unit, blksz, maxlen);
+	       fs_name, memfd_mode ? "memfds" : dir, seed, nops, nrounds, unit, blksz, maxlen);
 	probe(&t);
 	if (setup_target(&t, "fsmodel.seq"))
-		report("model", 0, "EIO", "seed=%llu", seed);
+		report(model_case(), 0, "EIO", "seed=%llu", seed);
 	else
 		model_run(&t);
 	if (nrounds)
