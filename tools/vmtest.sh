@@ -111,7 +111,7 @@ nmodel=0 slow=0
 # The memfd row's run under memory pressure: MiB reclaim must swap out in
 # each loop (fsmodel -P), and the largest file, large enough that most of
 # its pages are cold when reclaim comes.  Reclaim under KASAN and TCG
-# stalls the model run for seconds at a time, so it makes a hundredth of
+# stalls the model run for seconds at a time, so it makes a twentieth of
 # the operations.
 pressure=${FSMODEL_PRESSURE:-8}
 memfd_size=$((8 << 20))
@@ -160,9 +160,9 @@ for name in $selected; do
 		echo "$name $type $opts $model" >>"$conf"
 		nmodel=$((nmodel + 1)) ;;
 	memfd)
-		# Seals, then a hundredth of the operations under memory pressure.
+		# Seals, then a twentieth of the operations under memory pressure.
 		echo "$name $type $opts $model --memfd" >>"$conf"
-		echo "$name $type $opts fsmodel -f $name -u $unit -b $block -n $((ops / 100)) -c 0 -S $seed --memfd -P $pressure -m $memfd_size" >>"$conf"
+		echo "$name $type $opts fsmodel -f $name -u $unit -b $block -n $((ops / 20)) -c 0 -S $seed --memfd -P $pressure -m $memfd_size" >>"$conf"
 		nmodel=$((nmodel + 1)) slow=$((slow + 1)) ;;
 	*)
 		echo "$name $type $opts $check" >>"$conf" ;;
@@ -181,8 +181,8 @@ if [ "$nmodel" -gt 0 ]; then
 fi
 
 # Measured: about 1000 model operations and 20 concurrent rounds a second
-# (tools/guest/fsmodel.c, docs/design.rst), about 10 a second under memory
-# pressure (which makes a hundredth of the operations); a bound for every
+# (tools/guest/fsmodel.c, docs/design.rst), about 50 a second under memory
+# pressure (which makes a twentieth of the operations); a bound for every
 # guest.
 timeout=${VMTEST_TIMEOUT:-$((600 + (nmodel * (ops / 1000 + rounds / 20) + slow * ops / 1000) * 3))}
 pids=""

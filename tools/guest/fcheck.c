@@ -33,6 +33,9 @@
 #include <linux/falloc.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <linux/userfaultfd.h>
+#include <poll.h>
+#include <pthread.h>
 #include <signal.h>
 #include <stdarg.h>
 #include <stdint.h>
@@ -42,7 +45,10 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
+#include <sys/shm.h>
+#include <sys/vfs.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -51,6 +57,7 @@
 #define TAG_DATA	0x4441ULL	/* "DA": file data */
 #define TAG_SECRET	0x5345ULL	/* "SE": the secret of another file */
 #define TAG_MMAP	0x4d4dULL	/* "MM": written through a mapping */
+#define TAG_UFFD	0x5546ULL	/* "UF": placed by UFFDIO_COPY */
 #define ANSWER_SKIP	(-1)
 
 static const char *fs_name, *dir, *tooldir = "/usr/sbin";
@@ -1000,6 +1007,218 @@ static void case_pageout(int mode, const char *name)
 }
 
 /* ------------------------------------------------------------------ */
+/*
+ * userfaultfd (missing mode, which file mappings offer on shmem only): a
+ * mapping registered before the shift must report a fault for exactly the
+ * pages that have no page cache afterwards (the holes the shift moved and
+ * the hole an insert opens), each at its new address, and a page placed
+ * there with UFFDIO_COPY becomes file data.  Which pages are in the cache
+ * before the shift is asked of mincore(): with huge=always a huge folio
+ * covers a hole of the layout.
+ */
+struct uffd_reader {
+	unsigned char *map;
+	long long size;
+	unsigned char *got;	/* the first byte of each page, as read */
+};
+
+static void *read_pages(void *arg)
+{
+	struct uffd_reader *r = arg;
+	long long pg = sysconf(_SC_PAGESIZE), i;
+
+	for (i = 0; i < r->size; i += pg)
+		r->got[i / pg] = r->map[i];
+	return NULL;
+}
+
+static void case_userfaultfd(int mode, const char *name)
+{
+	long long size = 12 * unit, off = 2 * unit, len = 2 * unit;
+	long long pg = sysconf(_SC_PAGESIZE), np = size / pg + len / pg;
+	unsigned char *map, *resident = calloc(np, 1), *faulted = calloc(np, 1);
+	unsigned char *got = calloc(np, 1), *page = malloc(pg);
+	struct uffdio_api api = { .api = UFFD_API };
+	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
+	struct uffd_reader r;
+	struct model m;
+	long long overhead, i, p;
+	pthread_t th;
+	int fd, uffd = -1, answer, running;
+
+	set_paths(name);
+	fd = build("WWWWWWWWHWWW", size, &m);
+	if (fd < 0 || !resident || !faulted || !got || !page) {
+		report(name, EIO, 0, 0, NULL);
+		return;
+	}
+	overhead = blocks_of(fd) - model_blocks(&m);
+	map = mmap(NULL, size + len, PROT_READ, MAP_SHARED, fd, 0);
+	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	reg.range.start = (unsigned long)map;
+	reg.range.len = size + len;
+	if (unit != pg || map == MAP_FAILED || uffd < 0 ||
+	    ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg)) {
+		if (map != MAP_FAILED)
+			munmap(map, size + len);
+		if (uffd >= 0)
+			close(uffd);
+		close(fd);
+		unlink(path);
+		model_free(&m);
+		free(resident);
+		free(faulted);
+		free(got);
+		free(page);
+		report(name, ANSWER_SKIP, 0, 0,
+		       "userfaultfd missing mode on a file mapping needs shmem and a unit of one page");
+		return;
+	}
+	if (mincore(map, size, resident))
+		fail("mincore: %s", strerror(errno));
+	for (i = 0; i < size / pg; i++)
+		resident[i] &= 1;
+
+	answer = xfallocate(fd, mode, off, len);
+	model_shift(&m, answer, mode, off, len);
+	if (!answer && mode == COLLAPSE) {
+		memmove(resident + off / pg, resident + (off + len) / pg,
+			(size - off - len) / pg);
+	} else if (!answer) {
+		memmove(resident + (off + len) / pg, resident + off / pg,
+			(size - off) / pg);
+		memset(resident + off / pg, 0, len / pg);
+	}
+
+	/* Read every page of the file; place a page wherever it faults. */
+	r = (struct uffd_reader){ .map = map, .size = m.size, .got = got };
+	pthread_create(&th, NULL, read_pages, &r);
+	for (running = 1; running;) {
+		struct pollfd pfd = { .fd = uffd, .events = POLLIN };
+		struct uffd_msg msg;
+
+		if (poll(&pfd, 1, 200) <= 0) {
+			running = pthread_tryjoin_np(th, NULL) != 0;
+			continue;
+		}
+		if (read(uffd, &msg, sizeof(msg)) != sizeof(msg) ||
+		    msg.event != UFFD_EVENT_PAGEFAULT)
+			continue;
+		p = (msg.arg.pagefault.address - (unsigned long)map) / pg;
+		if (p >= 0 && p < np)
+			faulted[p]++;
+		fill(page, TAG_UFFD, p * pg, pg);
+		{
+			struct uffdio_copy copy = {
+				.dst = (unsigned long)map + p * pg,
+				.src = (unsigned long)page, .len = pg,
+			};
+
+			if (ioctl(uffd, UFFDIO_COPY, &copy))
+				fail("UFFDIO_COPY at page %lld: %s", p,
+				     strerror(errno));
+		}
+		if (p >= 0 && p * pg < m.size) {
+			memcpy(m.data + p * pg, page, pg);
+			m.alloc[p] = 1;
+		}
+	}
+	printf("# %s: pages faulted:", name);
+	for (i = 0; i * pg < m.size; i++)
+		if (faulted[i])
+			printf(" %lld", i);
+	printf("\n");
+	for (i = 0; i * pg < m.size; i++) {
+		if (faulted[i] != !resident[i])
+			fail("page %lld: %d faults reported, expected %d (%s in the page cache)",
+			     i, faulted[i], !resident[i],
+			     resident[i] ? "it is" : "it is not");
+		if (got[i] != m.data[i * pg])
+			fail("page %lld: read 0x%02x through the mapping, expected 0x%02x",
+			     i, got[i], m.data[i * pg]);
+	}
+	munmap(map, size + len);
+	close(uffd);
+	verify(fd, &m, overhead, 1, "after the call and the copies");
+	close(fd);
+	unlink(path);
+	model_free(&m);
+	free(resident);
+	free(faulted);
+	free(got);
+	free(page);
+	report(name, answer, 0, 0, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/*
+ * A SysV shared memory segment is a shmem file no directory names; as
+ * root, /proc/self/map_files opens it through its attachment.  The shift
+ * must work there as on tmpfs, and the attachment see it.  The segment
+ * does not depend on the filesystem under test: the case runs on the tmpfs
+ * rows.
+ */
+static void case_sysv_shm(int mode, const char *name)
+{
+	long long pg = sysconf(_SC_PAGESIZE), size = 12 * pg, off = 3 * pg;
+	long long len = 2 * pg, i, n;
+	char mapfile[64];
+	struct statfs sfs;
+	struct model m;
+	unsigned char *seg;
+	int id, fd, answer;
+
+	if (statfs(dir, &sfs) || sfs.f_type != 0x01021994 /* TMPFS_MAGIC */ ||
+	    unit != pg) {
+		report(name, ANSWER_SKIP, 0, 0,
+		       "a SysV segment is a tmpfs file: run on the tmpfs rows");
+		return;
+	}
+	memset(&m, 0, sizeof(m));
+	id = shmget(IPC_PRIVATE, size, IPC_CREAT | 0600);
+	seg = id < 0 ? (void *)-1 : shmat(id, NULL, 0);
+	if (id >= 0)
+		shmctl(id, IPC_RMID, NULL);	/* gone at the detach */
+	if (seg == (void *)-1) {
+		fail("shmget/shmat: %s", strerror(errno));
+		report(name, EIO, 0, 0, NULL);
+		return;
+	}
+	model_resize(&m, size);
+	fill(m.data, TAG_DATA, 0, size);
+	memcpy(seg, m.data, size);
+	memset(m.alloc, 1, m.nunits);
+	snprintf(mapfile, sizeof(mapfile), "/proc/self/map_files/%lx-%lx",
+		 (unsigned long)seg, (unsigned long)(seg + size));
+	fd = open(mapfile, O_RDWR);
+	if (fd < 0) {
+		fail("open %s: %s", mapfile, strerror(errno));
+		shmdt(seg);
+		model_free(&m);
+		report(name, EIO, 0, 0, NULL);
+		return;
+	}
+	answer = xfallocate(fd, mode, off, len);
+	model_shift(&m, answer, mode, off, len);
+	/* The attachment keeps its length: past the new EOF is SIGBUS. */
+	n = m.size < size ? m.size : size;
+	for (i = 0; i < n; i++) {
+		if (!answer && mode == INSERT && i >= off && i < off + len)
+			continue;	/* a read fault would fill the hole */
+		if (seg[i] != m.data[i]) {
+			fail("attachment: byte %lld is 0x%02x, expected 0x%02x",
+			     i, seg[i], m.data[i]);
+			break;
+		}
+	}
+	verify(fd, &m, 0, 1, "after the call");
+	close(fd);
+	shmdt(seg);
+	model_free(&m);
+	report(name, answer, 0, 0, NULL);
+}
+
+/* ------------------------------------------------------------------ */
 /* Reflink (where FICLONE works): a shared extent keeps its data in the
  * other file when one of them collapses or inserts.
  */
@@ -1245,6 +1464,10 @@ int main(int argc, char **argv)
 	case_mmap(INSERT, "mmap_insert");
 	case_pageout(COLLAPSE, "pageout_collapse");
 	case_pageout(INSERT, "pageout_insert");
+	case_userfaultfd(COLLAPSE, "userfaultfd_collapse");
+	case_userfaultfd(INSERT, "userfaultfd_insert");
+	case_sysv_shm(COLLAPSE, "sysv_shm_collapse");
+	case_sysv_shm(INSERT, "sysv_shm_insert");
 	case_reflink(COLLAPSE, 1, "reflink_collapse_clone");
 	case_reflink(INSERT, 1, "reflink_insert_clone");
 	case_reflink(COLLAPSE, 0, "reflink_collapse_source");

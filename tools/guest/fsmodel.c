@@ -1468,7 +1468,7 @@ static void model_run(struct target *t)
 			op_text(&op, text, sizeof(text));
 			fprintf(stderr, "%s\n", text);
 		}
-		if (pressure_mib && i % 100 == 0)
+		if (pressure_mib && i % 20 == 0)
 			swapped += pages_swapped(t, &m);
 		failed = step(t, &m, &op);
 		refused += op.expect == EPERM && op.got == EPERM;
