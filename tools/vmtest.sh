@@ -112,9 +112,12 @@ nmodel=0 slow=0
 # each loop (fsmodel -P), and the largest file, large enough that most of
 # its pages are cold when reclaim comes.  Reclaim under KASAN and TCG
 # stalls the model run for seconds at a time, so it makes a twentieth of
-# the operations.
+# the operations, but no fewer than 5000: a shorter run may end before
+# reclaim has swapped out any page of the file, which fails it.
 pressure=${FSMODEL_PRESSURE:-8}
 memfd_size=$((8 << 20))
+pressure_ops=$((ops / 20))
+[ "$pressure_ops" -ge 5000 ] || pressure_ops=5000
 
 # The guests: VMTEST_GUESTS of them (default 2, at most one per host CPU)
 # run side by side, each on the filesystems dealt to it in table order, so
@@ -162,7 +165,7 @@ for name in $selected; do
 	memfd)
 		# Seals, then a twentieth of the operations under memory pressure.
 		echo "$name $type $opts $model --memfd" >>"$conf"
-		echo "$name $type $opts fsmodel -f $name -u $unit -b $block -n $((ops / 20)) -c 0 -S $seed --memfd -P $pressure -m $memfd_size" >>"$conf"
+		echo "$name $type $opts fsmodel -f $name -u $unit -b $block -n $pressure_ops -c 0 -S $seed --memfd -P $pressure -m $memfd_size" >>"$conf"
 		nmodel=$((nmodel + 1)) slow=$((slow + 1)) ;;
 	*)
 		echo "$name $type $opts $check" >>"$conf" ;;
@@ -184,7 +187,7 @@ fi
 # (tools/guest/fsmodel.c, docs/design.rst), about 50 a second under memory
 # pressure (which makes a twentieth of the operations); a bound for every
 # guest.
-timeout=${VMTEST_TIMEOUT:-$((600 + (nmodel * (ops / 1000 + rounds / 20) + slow * ops / 1000) * 3))}
+timeout=${VMTEST_TIMEOUT:-$((600 + (nmodel * (ops / 1000 + rounds / 20) + slow * pressure_ops / 50) * 3))}
 pids=""
 g=1
 while [ "$g" -le "$guests" ]; do

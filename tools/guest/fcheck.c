@@ -43,6 +43,7 @@
 #include <stdlib.h>
 #include <string.h>
 #include <sys/ioctl.h>
+#include <sys/mount.h>
 #include <sys/mman.h>
 #include <sys/resource.h>
 #include <sys/shm.h>
@@ -1219,6 +1220,126 @@ static void case_sysv_shm(int mode, const char *name)
 }
 
 /* ------------------------------------------------------------------ */
+/*
+ * Memory cgroup charge (tmpfs rows): the file's pages are charged to the
+ * cgroup of the process that wrote them.  A collapse frees the pages of
+ * the range, so the cgroup's memory.current must drop by them; an insert
+ * moves pages and allocates none, so it must stay.  memory.current is the
+ * exact page counter, but the cgroup also pays for its process's other
+ * memory (page tables, slab objects such as xarray nodes, charged in
+ * batches), hence a margin of MEMCG_MARGIN pages, far below the 512 pages
+ * at stake.
+ */
+#define MEMCG_DIR	"/sys/fs/cgroup"
+#define MEMCG_MARGIN	32
+
+static long long cgroup_read(const char *file)
+{
+	char p[128], line[64] = "";
+	FILE *f;
+
+	snprintf(p, sizeof(p), MEMCG_DIR "/fcheck/%s", file);
+	f = fopen(p, "r");
+	if (!f)
+		return -1;
+	if (!fgets(line, sizeof(line), f))
+		line[0] = 0;
+	fclose(f);
+	return line[0] ? atoll(line) : -1;
+}
+
+static int cgroup_write(const char *file, const char *what)
+{
+	int fd = open(file, O_WRONLY), e = 0;
+
+	if (fd < 0)
+		return errno;
+	if (write(fd, what, strlen(what)) < 0)
+		e = errno;
+	close(fd);
+	return e;
+}
+
+/* Move this process into cgroup MEMCG_DIR/fcheck, with the memory
+ * controller on; 0, or why not.
+ */
+static const char *enter_memcg(void)
+{
+	char pid[32];
+
+	mkdir(MEMCG_DIR, 0755);
+	if (access(MEMCG_DIR "/cgroup.controllers", F_OK) &&
+	    mount("cgroup2", MEMCG_DIR, "cgroup2", 0, NULL))
+		return "no cgroup2";
+	if (cgroup_write(MEMCG_DIR "/cgroup.subtree_control", "+memory"))
+		return "no memory controller (CONFIG_MEMCG)";
+	if (mkdir(MEMCG_DIR "/fcheck", 0755) && errno != EEXIST)
+		return "cannot make a cgroup";
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	if (cgroup_write(MEMCG_DIR "/fcheck/cgroup.procs", pid))
+		return "cannot join the cgroup";
+	return NULL;
+}
+
+static void leave_memcg(void)
+{
+	char pid[32];
+
+	snprintf(pid, sizeof(pid), "%d", getpid());
+	cgroup_write(MEMCG_DIR "/cgroup.procs", pid);
+	rmdir(MEMCG_DIR "/fcheck");
+}
+
+static void case_memcg(int mode, const char *name)
+{
+	long long pg = sysconf(_SC_PAGESIZE), size = 1024 * pg;
+	long long off = (mode == COLLAPSE ? 0 : 512) * pg, len = 512 * pg;
+	long long before, after, want;
+	const char *why_not = NULL;
+	struct statfs sfs;
+	unsigned char *buf = malloc(size);
+	int fd, answer;
+
+	if (statfs(dir, &sfs) || sfs.f_type != 0x01021994 /* TMPFS_MAGIC */)
+		why_not = "the page cache is the file only on tmpfs";
+	else if ((why_not = enter_memcg()))
+		leave_memcg();
+	if (why_not || !buf) {
+		free(buf);
+		report(name, ANSWER_SKIP, 0, 0, why_not);
+		return;
+	}
+	set_paths(name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	fill(buf, TAG_DATA, 0, size);
+	if (fd < 0 || pwrite_all(fd, buf, size, 0)) {
+		fail("setup: write %s", path);
+		answer = EIO;
+		goto out;
+	}
+	before = cgroup_read("memory.current");
+	answer = xfallocate(fd, mode, off, len);
+	after = cgroup_read("memory.current");
+	want = before - (!answer && mode == COLLAPSE ? len : 0);
+	printf("# %s: memory.current %lld kB before, %lld kB after, %lld kB expected (margin %lld kB)\n",
+	       name, before / 1024, after / 1024, want / 1024,
+	       MEMCG_MARGIN * pg / 1024);
+	if (before < size)
+		fail("memory.current %lld: the file's %lld bytes are not charged here",
+		     before, size);
+	else if (llabs(after - want) > MEMCG_MARGIN * pg)
+		fail("memory.current %lld after the call, expected %lld +- %lld",
+		     after, want, MEMCG_MARGIN * pg);
+out:
+	if (fd >= 0)
+		close(fd);
+	unlink(path);
+	leave_memcg();
+	free(buf);
+	report(name, answer, 0, 0, NULL);
+}
+
+/* ------------------------------------------------------------------ */
 /* Reflink (where FICLONE works): a shared extent keeps its data in the
  * other file when one of them collapses or inserts.
  */
@@ -1468,6 +1589,8 @@ int main(int argc, char **argv)
 	case_userfaultfd(INSERT, "userfaultfd_insert");
 	case_sysv_shm(COLLAPSE, "sysv_shm_collapse");
 	case_sysv_shm(INSERT, "sysv_shm_insert");
+	case_memcg(COLLAPSE, "memcg_collapse");
+	case_memcg(INSERT, "memcg_insert");
 	case_reflink(COLLAPSE, 1, "reflink_collapse_clone");
 	case_reflink(INSERT, 1, "reflink_insert_clone");
 	case_reflink(COLLAPSE, 0, "reflink_collapse_source");
