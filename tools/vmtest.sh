@@ -2,11 +2,12 @@
 # `make vmtest`: collapse/insert conformance on real filesystems, in QEMU.
 #
 # Makes a sparse scratch image per filesystem on the host (mkfs), boots
-# KERNEL in QEMU x86_64 under TCG with a busybox initramfs that runs
-# tools/guest/fcheck on each, then, where the filesystem offers the two
-# flags, the seeded model checker tools/guest/fsmodel, checks every image
-# with its fsck on the host afterwards, and judges the run with
-# tools/vmtest-report.py.
+# KERNEL in QEMU x86_64 under TCG, in guests side by side, with a busybox
+# initramfs that runs tools/guest/fcheck on each, then, where the
+# filesystem offers the two flags, the seeded model checker
+# tools/guest/fsmodel (on the memfd row, fsmodel alone: sealed memfds,
+# then memory pressure), checks every image with its fsck on the host
+# afterwards, and judges the run as one with tools/vmtest-report.py.
 #
 # usage: tools/vmtest.sh KERNEL [FS...]
 # FS: names from tools/guest/filesystems.txt (space or comma separated);
@@ -14,13 +15,16 @@
 # per filesystem, default 100000, or 1000000 with LONG=1), FSMODEL_ROUNDS
 # (rounds of its concurrent run, default 200, or 2000 with LONG=1),
 # FSMODEL_SEED (default random; printed: set it to repeat a run),
-# FSMODEL_PRESSURE (MiB the memfd row's run leaves available, default 32),
-# VMTEST_TIMEOUT (seconds for the guest, default 600 plus three times the
-# model checker's expected time), VMTEST_MEM (MiB, default 2048),
-# VMTEST_SMP (default 1), VMTEST_OUT (output directory, default
-# build/vmtest; another lets two runs share the project).
-# Output: OUT.log (this output), OUT-console.log (the kernel console),
-# OUT-table.txt, and OUT/ (images, the guest's results, fsck logs).
+# FSMODEL_PRESSURE (MiB reclaim must swap out in each loop of the memfd
+# row's pressure run, default 8), VMTEST_GUESTS (guests side by side,
+# default 2, at most the host's CPUs), VMTEST_TIMEOUT (seconds for each
+# guest, default 600 plus three times the model checker's expected time),
+# VMTEST_MEM (MiB a guest, default 2048), VMTEST_SMP (default 1),
+# VMTEST_OUT (output directory, default build/vmtest; another lets two
+# runs share the project).
+# Output: OUT.log (this output), OUT-console.log (the kernel consoles, one
+# guest after the other), OUT-table.txt, and OUT/ (images, the guests'
+# results, fsck logs; OUT/gN/: guest N's list, initramfs, swap disk).
 set -eu
 
 cd "$(dirname "$0")/.."

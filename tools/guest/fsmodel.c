@@ -904,6 +904,15 @@ static int map_target(struct target *t)
 		note("mmap %s: %s", t->path, strerror(errno));
 		return -1;
 	}
+	/*
+	 * Not in -P's children: their copy of a writable shared mapping would
+	 * make F_SEAL_WRITE answer EBUSY for good (the seal rules caught it).
+	 */
+	if (madvise(t->map, t->maplen, MADV_DONTFORK)) {
+		note("madvise(MADV_DONTFORK): %s", strerror(errno));
+		munmap(t->map, t->maplen);
+		return -1;
+	}
 	return 0;
 }
 
