@@ -33,6 +33,7 @@
 #include <linux/falloc.h>
 #include <linux/fiemap.h>
 #include <linux/fs.h>
+#include <linux/magic.h>
 #include <linux/userfaultfd.h>
 #include <poll.h>
 #include <pthread.h>
@@ -1045,13 +1046,14 @@ static void case_userfaultfd(int mode, const char *name)
 	struct model m;
 	long long overhead, i, p;
 	pthread_t th;
-	int fd, uffd = -1, answer, running;
+	int fd, uffd = -1, answer, running, shifted = 0;
 
 	set_paths(name);
 	fd = build("WWWWWWWWHWWW", size, &m);
+	map = MAP_FAILED;
 	if (fd < 0 || !resident || !faulted || !got || !page) {
-		report(name, EIO, 0, 0, NULL);
-		return;
+		answer = EIO;
+		goto out;
 	}
 	overhead = blocks_of(fd) - model_blocks(&m);
 	map = mmap(NULL, size + len, PROT_READ, MAP_SHARED, fd, 0);
@@ -1060,20 +1062,8 @@ static void case_userfaultfd(int mode, const char *name)
 	reg.range.len = size + len;
 	if (unit != pg || map == MAP_FAILED || uffd < 0 ||
 	    ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg)) {
-		if (map != MAP_FAILED)
-			munmap(map, size + len);
-		if (uffd >= 0)
-			close(uffd);
-		close(fd);
-		unlink(path);
-		model_free(&m);
-		free(resident);
-		free(faulted);
-		free(got);
-		free(page);
-		report(name, ANSWER_SKIP, 0, 0,
-		       "userfaultfd missing mode on a file mapping needs shmem and a unit of one page");
-		return;
+		answer = ANSWER_SKIP;
+		goto out;
 	}
 	if (mincore(map, size, resident))
 		fail("mincore: %s", strerror(errno));
@@ -1081,6 +1071,7 @@ static void case_userfaultfd(int mode, const char *name)
 		resident[i] &= 1;
 
 	answer = xfallocate(fd, mode, off, len);
+	shifted = 1;
 	model_shift(&m, answer, mode, off, len);
 	if (!answer && mode == COLLAPSE) {
 		memmove(resident + off / pg, resident + (off + len) / pg,
@@ -1138,20 +1129,34 @@ static void case_userfaultfd(int mode, const char *name)
 			fail("page %lld: read 0x%02x through the mapping, expected 0x%02x",
 			     i, got[i], m.data[i * pg]);
 	}
-	munmap(map, size + len);
-	close(uffd);
-	verify(fd, &m, overhead, 1, "after the call and the copies");
-	close(fd);
+out:
+	if (map != MAP_FAILED)
+		munmap(map, size + len);
+	if (uffd >= 0)
+		close(uffd);
+	if (shifted)
+		verify(fd, &m, overhead, 1, "after the call and the copies");
+	if (fd >= 0)
+		close(fd);
 	unlink(path);
 	model_free(&m);
 	free(resident);
 	free(faulted);
 	free(got);
 	free(page);
-	report(name, answer, 0, 0, NULL);
+	report(name, answer, 0, 0,
+	       "userfaultfd missing mode on a file mapping needs shmem and a unit of one page");
 }
 
 /* ------------------------------------------------------------------ */
+/* Is the filesystem under test tmpfs (what shmem cases need)? */
+static int on_tmpfs(void)
+{
+	struct statfs sfs;
+
+	return !statfs(dir, &sfs) && sfs.f_type == TMPFS_MAGIC;
+}
+
 /*
  * A SysV shared memory segment is a shmem file no directory names; as
  * root, /proc/self/map_files opens it through its attachment.  The shift
@@ -1164,13 +1169,11 @@ static void case_sysv_shm(int mode, const char *name)
 	long long pg = sysconf(_SC_PAGESIZE), size = 12 * pg, off = 3 * pg;
 	long long len = 2 * pg, i, n;
 	char mapfile[64];
-	struct statfs sfs;
 	struct model m;
 	unsigned char *seg;
 	int id, fd, answer;
 
-	if (statfs(dir, &sfs) || sfs.f_type != 0x01021994 /* TMPFS_MAGIC */ ||
-	    unit != pg) {
+	if (!on_tmpfs() || unit != pg) {
 		report(name, ANSWER_SKIP, 0, 0,
 		       "a SysV segment is a tmpfs file: run on the tmpfs rows");
 		return;
@@ -1296,11 +1299,10 @@ static void case_memcg(int mode, const char *name)
 	long long off = (mode == COLLAPSE ? 0 : 512) * pg, len = 512 * pg;
 	long long before, after, want;
 	const char *why_not = NULL;
-	struct statfs sfs;
 	unsigned char *buf = malloc(size);
 	int fd, answer;
 
-	if (statfs(dir, &sfs) || sfs.f_type != 0x01021994 /* TMPFS_MAGIC */)
+	if (!on_tmpfs())
 		why_not = "the page cache is the file only on tmpfs";
 	else if ((why_not = enter_memcg()))
 		leave_memcg();

@@ -1248,11 +1248,16 @@ static void progress(const char *what, long long done, long long total,
 /* ------------------------------------------------------------------ */
 /* Setup shared by the modes. */
 
-static int setup_target(struct target *t, const char *file)
+/* DIR/FILE, or with --memfd the memfd's name, which shows in /proc/PID/fd. */
+static void name_target(struct target *t, const char *file)
 {
-	/* A memfd's name only shows in /proc/PID/fd. */
 	snprintf(t->path, sizeof(t->path), "%s%s%s", memfd_mode ? "" : dir,
 		 memfd_mode ? "" : "/", file);
+}
+
+static int setup_target(struct target *t, const char *file)
+{
+	name_target(t, file);
 	t->maplen = (maxlen + pagesz - 1) / pagesz * pagesz;
 	t->buf = xmalloc(cap);
 	return open_target(t, 1);
@@ -1280,8 +1285,7 @@ static void probe(struct target *t)
 	/* Under -P, reclaim alone must swap the file's pages out. */
 	if (pressure_mib)
 		left_out[K_PAGEOUT] = 1;
-	snprintf(p.path, sizeof(p.path), "%s%sfsmodel.probe",
-		 memfd_mode ? "" : dir, memfd_mode ? "" : "/");
+	name_target(&p, "fsmodel.probe");
 	p.buf = xmalloc(2 * unit);
 	if (open_target(&p, 1) == 0) {
 		pwrite_all(p.fd, p.buf, 2 * unit, 0);
