@@ -38,7 +38,7 @@ BENCH_KERNEL := $(BENCH_DIR)/arch/x86/boot/bzImage
 QUICK ?=
 SIZES ?=
 
-CHECK_STAGES := checkpatch prefixes docs
+CHECK_STAGES := checkpatch prefixes docs mutants-apply verdicts
 TEST_STAGES  := kunit vmtest crashtest $(CHECK_STAGES)
 
 .PHONY: help deps tree export kunit vmtest crashtest bench bench-kernel check $(CHECK_STAGES) mutants test clean distclean
@@ -52,10 +52,12 @@ help:
 	@echo 'make crashtest  kill the guest amid collapse/insert on ext4 and xfs COUNT=20 times; fsck, check the file'
 	@echo 'make bench      time collapse/insert against a user-space shift on ext4, xfs, f2fs, tmpfs (QUICK=1: short)'
 	@echo 'make bench-kernel  build the series without debug options, for make bench KERNEL=$(BENCH_KERNEL)'
-	@echo 'make check      checkpatch, prefix builds (W=1, sparse) and docs: the three below'
+	@echo 'make check      checkpatch, prefix builds (W=1, sparse), docs, mutants-apply and verdicts: the five below'
 	@echo 'make checkpatch checkpatch.pl --strict on every patch'
 	@echo 'make prefixes   every prefix of the series builds its touched objects W=1 and sparse clean'
 	@echo 'make docs       docs/design.rst renders without a docutils warning'
+	@echo 'make mutants-apply  every kunit/mutants/*.patch applies to the series tree (git apply --check)'
+	@echo 'make verdicts   tools/vmtest-report.py fails each way a made-up guest run can go wrong'
 	@echo 'make mutants    every kunit/mutants/*.patch must be killed by the suites it names'
 	@echo 'make test       deps + tree + kunit + vmtest + crashtest (3 runs) + check: one "test: N passed, ..." line'
 	@echo 'make clean      remove build output, keep the kernel tree and the ccache'
@@ -99,6 +101,12 @@ prefixes: tree
 
 docs:
 	@tools/stage.sh docs tools/check_docs.py docs/design.rst
+
+mutants-apply: tree
+	@tools/stage.sh mutants-apply tools/check_mutants_apply.sh $(TREE) $(MUTANTS)
+
+verdicts:
+	@tools/stage.sh verdicts tools/check_vmtest_report.py
 
 mutants: tree
 	@tools/mutants.sh $(TREE) $(KUNIT_DIR) "$(FRAGMENTS)" $(MUTANTS)
