@@ -20,11 +20,14 @@ TOP_RESULT = re.compile(r'^(ok|not ok) \d+ ')
 TOP_PLAN = re.compile(r'^1\.\.(\d+)$')
 
 
-def count(group, acc):
+def count(group, acc, cases, path):
+    """Add @group's cases to @acc (passed, failed, skipped) and "STATUS
+    NAME" lines to @cases, NAME dotted from the suite down (@path)."""
     for case in group.get('test_cases', []):
         acc[{'PASS': 0, 'SKIP': 2}.get(case.get('status'), 1)] += 1
+        cases.append(f"{case.get('status')} {path}.{case.get('name')}")
     for sub in group.get('sub_groups', []):
-        count(sub, acc)
+        count(sub, acc, cases, f"{path}.{sub.get('name')}")
 
 
 def main():
@@ -36,6 +39,10 @@ def main():
     ap.add_argument('--suites', nargs='*', default=[],
                     help='suites that must be present')
     ap.add_argument('--stage', default='kunit')
+    ap.add_argument('--cases-out',
+                    help='write each case there as "STATUS NAME", STATUS '
+                    "kunit.py's (PASS, FAIL, SKIP, ERROR), NAME SUITE.CASE "
+                    'or SUITE.CASE.PARAM')
     args = ap.parse_args()
     problems = []
 
@@ -73,9 +80,10 @@ def main():
         problems.append(f'no usable JSON from kunit.py: {e}')
     suites = data.get('sub_groups', [])
     total = [0, 0, 0]
+    cases = []
     for suite in suites:
         acc = [0, 0, 0]
-        count(suite, acc)
+        count(suite, acc, cases, suite.get('name'))
         total = [a + b for a, b in zip(total, acc)]
         print(f"  {suite.get('name', '?')}: {acc[0]} passed, {acc[1]} failed, "
               f"{acc[2]} skipped")
@@ -86,6 +94,9 @@ def main():
     if sum(total) == 0:
         problems.append('no test case ran')
 
+    if args.cases_out:
+        with open(args.cases_out, 'w') as f:
+            f.write(''.join(f'{c}\n' for c in cases))
     for p in problems:
         print(f'{args.stage}: ERROR: {p}')
     failed = total[1] + (1 if problems and not total[1] else 0)

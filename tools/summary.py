@@ -12,7 +12,7 @@ usage: tools/summary.py TOTAL STAGE...
 import re
 import sys
 
-RESULT = re.compile(r'^(?:\w+: )?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$')
+RESULT = re.compile(r'^(?:[\w-]+: )?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$')
 
 
 def stage_result(name):

@@ -52,6 +52,7 @@
 #include <sys/stat.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
+#include <time.h>
 #include <unistd.h>
 
 #define COLLAPSE	FALLOC_FL_COLLAPSE_RANGE
@@ -599,7 +600,7 @@ static void run_shift_case(const struct shift_case *c)
 	long long size = (long long)strlen(c->layout) * unit, off, len;
 	long long overhead;
 	struct model m;
-	int fd, wfd = -1, e, answer, mode = c->mode;
+	int fd, wfd = -1, e, answer, mode = c->mode, flagged = 0;
 	const char *skip = NULL;
 	char skipbuf[64];
 	const char *p;
@@ -626,13 +627,25 @@ static void run_shift_case(const struct shift_case *c)
 	case IMMUTABLE:
 		e = change_flag(fd, c->pre == APPEND ? FS_APPEND_FL :
 					       FS_IMMUTABLE_FL, 1);
-		if (e) {
+		/*
+		 * ENOTTY: the filesystem has no inode flags (vfat);
+		 * EOPNOTSUPP: it has them, but not this one.  Any other
+		 * errno is a failure to set up the case.
+		 */
+		if (e == ENOTTY || e == EOPNOTSUPP) {
 			snprintf(skipbuf, sizeof(skipbuf),
 				 "FS_IOC_SETFLAGS: %s", ename(e));
 			skip = skipbuf;
 			answer = ANSWER_SKIP;
 			goto out;
 		}
+		if (e) {
+			fail("setup: FS_IOC_GETFLAGS/SETFLAGS: %s (%s)",
+			     ename(e), strerror(e));
+			answer = EIO;
+			goto out;
+		}
+		flagged = 1;
 		break;
 	case RDONLY:
 		wfd = fd;
@@ -662,8 +675,8 @@ static void run_shift_case(const struct shift_case *c)
 	verify(fd, &m, overhead, 1, answer ? "after the failed call" :
 					     "after the call");
 out:
-	if ((c->pre == APPEND || c->pre == IMMUTABLE) && !skip &&
-	    change_flag(fd, c->pre == APPEND ? FS_APPEND_FL : FS_IMMUTABLE_FL, 0))
+	if (flagged && change_flag(fd, c->pre == APPEND ? FS_APPEND_FL :
+						    FS_IMMUTABLE_FL, 0))
 		fail("cannot clear the flag again: %s", strerror(errno));
 	if (wfd >= 0)
 		close(wfd);
@@ -781,6 +794,95 @@ static void case_maxbytes(int mode, int vfs_level, const char *name)
 	unlink(path);
 	model_free(&m);
 	report(name, answer, vfs, EFBIG, NULL);
+}
+
+/* ------------------------------------------------------------------ */
+/* Is the directory under test on a filesystem of this magic number? */
+static int on_fs(long magic)
+{
+	struct statfs sfs;
+
+	return !statfs(dir, &sfs) && sfs.f_type == magic;
+}
+
+/*
+ * A one-unit insert at 0 into a sparse file whose last byte is far away
+ * (2^52 where s_maxbytes allows, half of s_maxbytes elsewhere) costs what
+ * the file holds, not its size: it must return within FAR_SECONDS, with
+ * the data in place.  A shift walking every index would run for years
+ * holding the inode's locks; SIGALRM then ends fcheck and fails the row.
+ */
+#define FAR_SECONDS 5
+
+static double now(void)
+{
+	struct timespec ts;
+
+	clock_gettime(CLOCK_MONOTONIC, &ts);
+	return ts.tv_sec + ts.tv_nsec / 1e9;
+}
+
+static void case_far_sparse(int mode, const char *name)
+{
+	long long maxb = find_maxbytes(), far = 1LL << 52, size;
+	unsigned char *buf = malloc(unit), *got = malloc(unit), last = 0x5a;
+	double start, took;
+	int fd, answer;
+
+	if (!buf || !got || maxb <= 0) {
+		fail("no memory, or cannot find s_maxbytes");
+		report(name, EIO, 0, 0, NULL);
+		goto out;
+	}
+	if (on_fs(F2FS_SUPER_MAGIC)) {
+		report(name, ANSWER_SKIP, 0, 0,
+		       "f2fs_insert_range() exchanges blocks from EOF down in steps of len: its cost follows the size");
+		goto out;
+	}
+	/* Without the flags there is nothing to time: stay small. */
+	if (!supported)
+		far = 16 * unit;
+	else if (maxb < far + 2 * unit)
+		far = (maxb / 2) / unit * unit;
+	set_paths(name);
+	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	fill(buf, 0xfa, 0, unit);
+	if (fd < 0 || pwrite_all(fd, buf, unit, 0) ||
+	    pwrite_all(fd, &last, 1, far)) {
+		fail("cannot build a file with a byte at %lld: %s", far,
+		     strerror(errno));
+		report(name, EIO, 0, 0, NULL);
+		if (fd >= 0)
+			close(fd);
+		goto out;
+	}
+	alarm(60 * FAR_SECONDS);
+	start = now();
+	answer = xfallocate(fd, mode, 0, unit);
+	took = now() - start;
+	alarm(0);
+	printf("# %s: last byte at %lld, insert took %.3f s\n", name, far,
+	       took);
+	if (!answer) {
+		size = lseek(fd, 0, SEEK_END);
+		if (size != far + 1 + unit)
+			fail("size %lld, expected %lld", size, far + 1 + unit);
+		if (took > FAR_SECONDS)
+			fail("took %.1f s, more than %d s", took, FAR_SECONDS);
+		if (pread(fd, got, unit, unit) != unit || memcmp(got, buf, unit))
+			fail("the first unit did not move to %lld", unit);
+		if (pread(fd, got, 1, far + unit) != 1 || got[0] != last)
+			fail("the last byte did not move to %lld", far + unit);
+		memset(buf, 0, unit);
+		if (pread(fd, got, unit, 0) != unit || memcmp(got, buf, unit))
+			fail("the inserted unit does not read as zeros");
+	}
+	close(fd);
+	unlink(path);
+	report(name, answer, 0, 0, NULL);
+out:
+	free(buf);
+	free(got);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1009,6 +1111,12 @@ static void case_pageout(int mode, const char *name)
 }
 
 /* ------------------------------------------------------------------ */
+/* Is the filesystem under test tmpfs (what shmem cases need)? */
+static int on_tmpfs(void)
+{
+	return on_fs(TMPFS_MAGIC);
+}
+
 /*
  * userfaultfd (missing mode, which file mappings offer on shmem only): a
  * mapping registered before the shift must report a fault for exactly the
@@ -1038,16 +1146,26 @@ static void case_userfaultfd(int mode, const char *name)
 {
 	long long size = 12 * unit, off = 2 * unit, len = 2 * unit;
 	long long pg = sysconf(_SC_PAGESIZE), np = size / pg + len / pg;
-	unsigned char *map, *resident = calloc(np, 1), *faulted = calloc(np, 1);
-	unsigned char *got = calloc(np, 1), *page = malloc(pg);
+	unsigned char *map, *resident, *faulted, *got, *page;
 	struct uffdio_api api = { .api = UFFD_API };
 	struct uffdio_register reg = { .mode = UFFDIO_REGISTER_MODE_MISSING };
 	struct uffd_reader r;
 	struct model m;
 	long long overhead, i, p;
 	pthread_t th;
-	int fd, uffd = -1, answer, running, shifted = 0;
+	int fd, uffd = -1, answer, running, shifted = 0, e;
+	const char *skip = NULL;
 
+	/* The case counts in pages: its layout needs a unit of one page. */
+	if (unit != pg) {
+		report(name, ANSWER_SKIP, 0, 0,
+		       "the case needs a unit of one page");
+		return;
+	}
+	resident = calloc(np, 1);
+	faulted = calloc(np, 1);
+	got = calloc(np, 1);
+	page = malloc(pg);
 	set_paths(name);
 	fd = build("WWWWWWWWHWWW", size, &m);
 	map = MAP_FAILED;
@@ -1057,12 +1175,33 @@ static void case_userfaultfd(int mode, const char *name)
 	}
 	overhead = blocks_of(fd) - model_blocks(&m);
 	map = mmap(NULL, size + len, PROT_READ, MAP_SHARED, fd, 0);
+	if (map == MAP_FAILED) {
+		fail("mmap: %s", strerror(errno));
+		answer = EIO;
+		goto out;
+	}
+	/* kconfig/guest.config turns on CONFIG_USERFAULTFD: on every row. */
 	uffd = syscall(SYS_userfaultfd, O_CLOEXEC | O_NONBLOCK);
+	if (uffd < 0 || ioctl(uffd, UFFDIO_API, &api)) {
+		fail("userfaultfd: %s", strerror(errno));
+		answer = EIO;
+		goto out;
+	}
 	reg.range.start = (unsigned long)map;
 	reg.range.len = size + len;
-	if (unit != pg || map == MAP_FAILED || uffd < 0 ||
-	    ioctl(uffd, UFFDIO_API, &api) || ioctl(uffd, UFFDIO_REGISTER, &reg)) {
-		answer = ANSWER_SKIP;
+	/*
+	 * Missing mode on a file mapping is shmem's alone: anywhere else
+	 * vma_can_userfault() refuses it with EINVAL.
+	 */
+	if (ioctl(uffd, UFFDIO_REGISTER, &reg)) {
+		e = errno;
+		if (e == EINVAL && !on_tmpfs()) {
+			skip = "userfaultfd missing mode on a file mapping needs shmem: EINVAL";
+			answer = ANSWER_SKIP;
+		} else {
+			fail("UFFDIO_REGISTER missing mode: %s", strerror(e));
+			answer = EIO;
+		}
 		goto out;
 	}
 	if (mincore(map, size, resident))
@@ -1144,19 +1283,10 @@ out:
 	free(faulted);
 	free(got);
 	free(page);
-	report(name, answer, 0, 0,
-	       "userfaultfd missing mode on a file mapping needs shmem and a unit of one page");
+	report(name, answer, 0, 0, skip);
 }
 
 /* ------------------------------------------------------------------ */
-/* Is the filesystem under test tmpfs (what shmem cases need)? */
-static int on_tmpfs(void)
-{
-	struct statfs sfs;
-
-	return !statfs(dir, &sfs) && sfs.f_type == TMPFS_MAGIC;
-}
-
 /*
  * A SysV shared memory segment is a shmem file no directory names; as
  * root, /proc/self/map_files opens it through its attachment.  The shift
@@ -1264,24 +1394,36 @@ static int cgroup_write(const char *file, const char *what)
 }
 
 /* Move this process into cgroup MEMCG_DIR/fcheck, with the memory
- * controller on; 0, or why not.
+ * controller on: 0, or -1 and the case fails (kconfig/guest.config turns
+ * on CONFIG_MEMCG, so the tmpfs rows never lack it).
  */
-static const char *enter_memcg(void)
+static int enter_memcg(void)
 {
 	char pid[32];
+	int e;
 
 	mkdir(MEMCG_DIR, 0755);
 	if (access(MEMCG_DIR "/cgroup.controllers", F_OK) &&
-	    mount("cgroup2", MEMCG_DIR, "cgroup2", 0, NULL))
-		return "no cgroup2";
-	if (cgroup_write(MEMCG_DIR "/cgroup.subtree_control", "+memory"))
-		return "no memory controller (CONFIG_MEMCG)";
-	if (mkdir(MEMCG_DIR "/fcheck", 0755) && errno != EEXIST)
-		return "cannot make a cgroup";
+	    mount("cgroup2", MEMCG_DIR, "cgroup2", 0, NULL)) {
+		fail("mount cgroup2: %s", strerror(errno));
+		return -1;
+	}
+	e = cgroup_write(MEMCG_DIR "/cgroup.subtree_control", "+memory");
+	if (e) {
+		fail("+memory in cgroup.subtree_control: %s", strerror(e));
+		return -1;
+	}
+	if (mkdir(MEMCG_DIR "/fcheck", 0755) && errno != EEXIST) {
+		fail("mkdir " MEMCG_DIR "/fcheck: %s", strerror(errno));
+		return -1;
+	}
 	snprintf(pid, sizeof(pid), "%d", getpid());
-	if (cgroup_write(MEMCG_DIR "/fcheck/cgroup.procs", pid))
-		return "cannot join the cgroup";
-	return NULL;
+	e = cgroup_write(MEMCG_DIR "/fcheck/cgroup.procs", pid);
+	if (e) {
+		fail("join " MEMCG_DIR "/fcheck: %s", strerror(e));
+		return -1;
+	}
+	return 0;
 }
 
 static void leave_memcg(void)
@@ -1298,25 +1440,22 @@ static void case_memcg(int mode, const char *name)
 	long long pg = sysconf(_SC_PAGESIZE), size = 1024 * pg;
 	long long off = (mode == COLLAPSE ? 0 : 512) * pg, len = 512 * pg;
 	long long before, after, want;
-	const char *why_not = NULL;
-	unsigned char *buf = malloc(size);
-	int fd, answer;
+	unsigned char *buf;
+	int fd = -1, answer = EIO;
 
-	if (!on_tmpfs())
-		why_not = "the page cache is the file only on tmpfs";
-	else if ((why_not = enter_memcg()))
-		leave_memcg();
-	if (why_not || !buf) {
-		free(buf);
-		report(name, ANSWER_SKIP, 0, 0, why_not);
+	if (!on_tmpfs()) {
+		report(name, ANSWER_SKIP, 0, 0,
+		       "the page cache is the file only on tmpfs");
 		return;
 	}
 	set_paths(name);
+	buf = malloc(size);
+	if (!buf || enter_memcg())
+		goto out;
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
 	fill(buf, TAG_DATA, 0, size);
 	if (fd < 0 || pwrite_all(fd, buf, size, 0)) {
 		fail("setup: write %s", path);
-		answer = EIO;
 		goto out;
 	}
 	before = cgroup_read("memory.current");
@@ -1369,13 +1508,22 @@ static void case_reflink(int mode, int whole, const char *name)
 
 		e = ioctl(ofd, FICLONERANGE, &r) ? errno : 0;
 	}
+	/*
+	 * EOPNOTSUPP: the filesystem has no ->remap_file_range().  Both
+	 * files are regular, on one mount, and the range is aligned, so
+	 * any other errno is a failure.
+	 */
 	if (e) {
+		if (e != EOPNOTSUPP)
+			fail("%s: %s", whole ? "FICLONE" : "FICLONERANGE",
+			     strerror(e));
 		close(ofd);
 		close(fd);
 		unlink(path);
 		unlink(path2);
 		model_free(&m);
-		report(name, ANSWER_SKIP, 0, 0, "no reflink on this filesystem");
+		report(name, e == EOPNOTSUPP ? ANSWER_SKIP : EIO, 0, 0,
+		       "no reflink on this filesystem: EOPNOTSUPP");
 		return;
 	}
 	memset(&other, 0, sizeof(other));
@@ -1581,6 +1729,7 @@ int main(int argc, char **argv)
 	case_maxbytes(INSERT, 0, "insert_past_maxbytes");
 	case_maxbytes(INSERT, 1, "insert_range_past_maxbytes");
 	case_maxbytes(COLLAPSE, 1, "collapse_range_past_maxbytes");
+	case_far_sparse(INSERT, "insert_far_sparse");
 	case_stale(COLLAPSE, "stale_collapse");
 	case_stale(INSERT, "stale_insert");
 	case_mmap(COLLAPSE, "mmap_collapse");

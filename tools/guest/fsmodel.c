@@ -16,6 +16,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <linux/falloc.h>
+#include <linux/magic.h>
 #include <pthread.h>
 #include <setjmp.h>
 #include <signal.h>
@@ -27,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/vfs.h>
 #include <sys/wait.h>
 #include <termios.h>
 #include <time.h>
@@ -35,7 +37,8 @@
 static const char usage_text[] =
 "usage: fsmodel -d DIR -u UNIT -b BLOCK [OPTION]...\n"
 "       fsmodel --memfd -u UNIT -b BLOCK [OPTION]...\n"
-"       fsmodel --crash-workload -d DIR -u UNIT -b BLOCK -l LOG [OPTION]...\n"
+"       fsmodel --crash-workload -d DIR -u UNIT -b BLOCK -l LOG [-X WHERE -T N]\n"
+"               [OPTION]...\n"
 "       fsmodel --crash-check -d DIR -u UNIT -b BLOCK -D N -J N [OPTION]...\n"
 "\n"
 "A seeded model checker for fallocate(2) COLLAPSE_RANGE and INSERT_RANGE.\n"
@@ -52,24 +55,45 @@ static const char usage_text[] =
 "  (default)         the model run on DIR/fsmodel.seq (case \"model\", or\n"
 "                    \"model_pressure\" with -P), then,\n"
 "                    unless -c 0, the concurrent run on DIR/fsmodel.conc\n"
-"                    (case \"model_concurrent\")\n"
+"                    and DIR/fsmodel.reads (cases \"model_concurrent\",\n"
+"                    \"model_race\", \"model_race_eof\", \"model_race_grow\",\n"
+"                    \"model_race_seek\", \"model_race_file\",\n"
+"                    \"model_overlap\")\n"
 "  --memfd           the same on memfds (memfd_create(2), MFD_ALLOW_SEALING)\n"
 "                    instead of files in DIR, with two more operations:\n"
 "                    seal, after which every operation must answer as the\n"
 "                    seals say (EPERM where they refuse it), and renew,\n"
 "                    which goes on with a fresh memfd\n"
-"  --crash-workload  operations on DIR/fsmodel.crash until the machine dies\n"
-"                    (or -n are done), each logged to LOG before it starts,\n"
-"                    and every fsync/fdatasync logged once it returned:\n"
+"  --crash-workload  first a file of a secret pattern, fsync'd and deleted\n"
+"                    (its blocks freed), and DIR/fsmodel.other, 64 KiB of\n"
+"                    known data; then operations on DIR/fsmodel.crash until\n"
+"                    the machine dies, each logged to LOG (\" t=SECONDS\" of\n"
+"                    CLOCK_MONOTONIC ends every line):\n"
 "                      crash NAME begin seed=S\n"
-"                      crash NAME start N\n"
-"                      crash NAME durable N\n"
-"                    (LOG, when a terminal, is drained after each line)\n"
+"                      crash NAME start N KIND   (KIND/EINVAL: invalid shift)\n"
+"                      crash NAME done N\n"
+"                      crash NAME durable N      (fsync, fdatasync N returned)\n"
+"                      crash NAME point WHERE N  (SysRq b follows)\n"
+"                      crash NAME miss N         (a during crash came late)\n"
+"                      crash NAME end N, error ..., exit ...\n"
+"                    With -X, the workload reboots the machine by SysRq b\n"
+"                    itself, at its -T-th valid collapse or insert or\n"
+"                    later: before it starts, during it (a second thread,\n"
+"                    within the quickest shift so far), or after it\n"
+"                    returned, once every workload of -F has finished one\n"
+"                    more operation (in 30 s, else an error): the crash\n"
+"                    cuts no hung one off.  Without -X it waits for the\n"
+"                    crash after -n operations.  It never exits before the\n"
+"                    crash but on an error, logged.  (LOG, when a terminal,\n"
+"                    is drained after each line)\n"
 "  --crash-check     after the crash, with the last durable operation D and\n"
-"                    the last started one J from that log: DIR/fsmodel.crash\n"
-"                    must be exactly the model after D when J = D, and\n"
-"                    otherwise a state the operations D+1..J could have\n"
-"                    left (case \"crash\"; rules in docs/design.rst)\n"
+"                    the last started one J from that log: every block of\n"
+"                    DIR/fsmodel.crash is one the operations D+1..J, each\n"
+"                    applied or not, can leave there, its size one they\n"
+"                    can leave; it holds no word of the secret or of\n"
+"                    fsmodel.other, which is intact (case \"crash\"; its\n"
+"                    found= says which states the file shows; rules in\n"
+"                    docs/design.rst)\n"
 "\n"
 "Options:\n"
 "  -d DIR        directory on the filesystem under test (required, and\n"
@@ -82,6 +106,11 @@ static const char usage_text[] =
 "  -n OPS        operations of the model run, or of the crash workload\n"
 "                (default 100000)\n"
 "  -c ROUNDS     rounds of the concurrent run (default 200; 0: none)\n"
+"  -o READS      the concurrent run fails (case model_overlap) unless at\n"
+"                least READS preads overlapped a shift (default 10 a round)\n"
+"  -a CLASS=N    allow at most N outcomes of CLASS (RACE, RACE_EOF or\n"
+"                RACE_SEEK: below) every 100 rounds of the concurrent run\n"
+"                (default none)\n"
 "  -m BYTES      largest file size (default 64 KiB or 16 units, the larger)\n"
 "  -k OPS        besides every read, compare the whole file (through read\n"
 "                and through the mapping) every OPS operations (default\n"
@@ -90,6 +119,10 @@ static const char usage_text[] =
 "  -l LOG        the crash log (--crash-workload)\n"
 "  -D N, -J N    the last durable and the last started operation\n"
 "                (--crash-check; -1: none)\n"
+"  -X WHERE      crash before, during or after a shift (--crash-workload)\n"
+"  -T N          ... at the Nth valid shift or a later one (N >= 2)\n"
+"  -F LIST       ... once each workload of LIST (NAMEs, comma separated)\n"
+"                has finished an operation since the crash point came\n"
 "  -P MIB        memory pressure while the model run goes: lock all the\n"
 "                available memory but 32 MiB, and touch the free memory\n"
 "                and MIB more, over and over, so that reclaim swaps out\n"
@@ -109,20 +142,38 @@ static const char usage_text[] =
 "a collapse reaching or crossing EOF, an insert at or past EOF, length 0):\n"
 "it must fail with EINVAL and change nothing.\n"
 "\n"
-"The concurrent run: in each round one thread collapses or inserts (a valid\n"
-"range) while another makes 1-12 reads and writes through pread/pwrite and\n"
-"through the mapping (single aligned 8-byte loads and stores), inside the\n"
-"part of the file that exists both before and after the shift.  A write\n"
-"and the shift are ordered one way or the other; every read must return,\n"
-"for each page of a pread (each word of a mapping read), the bytes of a\n"
-"state the file had, before or after the shift; at the end of the round\n"
-"the file must be one of the states the possible orders give.  A read or\n"
-"a round no order explains does not end the run: the case answers RACE\n"
-"instead of OK (the first of each described; the next round starts from\n"
-"what the file holds), or RACE_EOF when every such read is wrong only in\n"
-"size (below the smaller EOF each page is one state's, the length lies\n"
-"between the two), which make vmtest fails unless\n"
-"tools/guest/intended-divergence.txt explains it for the filesystem.\n"
+"The concurrent run: each round has two parts.  In the first, one thread\n"
+"collapses or inserts (a valid range) while another makes 1-12 reads and\n"
+"writes through pread/pwrite and through the mapping (single aligned\n"
+"8-byte loads and stores), inside the part of the file that exists both\n"
+"before and after the shift.  In the second, one thread shifts a file of\n"
+"up to 1 MiB on tmpfs, 256 KiB elsewhere, while 4 threads read it (pread,\n"
+"loads through the mapping, SEEK_DATA, SEEK_HOLE), aimed at the part that\n"
+"moves, until the call has returned.  A write and the shift are ordered\n"
+"one way or the other.  Each access is judged against the states live\n"
+"during it: the state before the shift unless the call had returned when\n"
+"it started, the state after it if the call had started when it ended;\n"
+"with both the access overlapped the shift.  A read must be one live\n"
+"state's length and bytes, or, having overlapped, each page of a pread\n"
+"(each word of a mapping read) wholly either state's, inside its size,\n"
+"with the length of one; a seek must answer as one live state; after each\n"
+"part the file must be exactly one of the states the orders allow.  What\n"
+"breaks a rule is counted in a class, whose case fails unless -a allows\n"
+"that many:\n"
+"  RACE_EOF   an overlapping read of such bytes whose length is strictly\n"
+"             between the two states' (case model_race_eof)\n"
+"  RACE_GROW  an overlapping read that crossed the smaller EOF: granules\n"
+"             below it live states', bytes past it the larger state's\n"
+"             (model_race_grow)\n"
+"  RACE_SEEK  an overlapping seek no live state answers (model_race_seek)\n"
+"  RACE_FILE  the file after a part is no state the orders allow: a lost\n"
+"             store, a shift half done (model_race_file); the file is then\n"
+"             written again from the model (never the model from the file)\n"
+"  RACE       any other read or seek: a byte no state held, a granule that\n"
+"             mixes them, the state before once the call returned\n"
+"             (model_race)\n"
+"The case model_overlap prints \"overlap: N reads, M mmap loads, K seeks\"\n"
+"(accesses that overlapped a shift) and fails below the -o floor.\n"
 "\n"
 "Reproduce a failure: the same -S, -n, -m, -u, -b and -x on the same kind\n"
 "of filesystem (make vmtest: FSMODEL_SEED=S FSMODEL_OPS=N make vmtest FS=NAME).\n";
@@ -1539,41 +1590,116 @@ static void model_run(struct target *t)
 
 /* ------------------------------------------------------------------ */
 /*
- * The concurrent run.  Each round, the shifter thread makes one valid
- * collapse or insert while the accessor thread makes a few reads and
- * writes; the main thread plans the round and judges the file after it.
+ * The concurrent run.  Each round has two parts.  In the first, the
+ * shifter thread makes one valid collapse or insert on fsmodel.conc while
+ * the accessor thread makes a few reads and writes.  In the second, the
+ * shifter shifts fsmodel.reads, a larger file, while READERS threads read
+ * it (pread, loads through the mapping, SEEK_DATA and SEEK_HOLE), aimed
+ * at the part that moves, from before the call until after it returned.
+ * The main thread plans each part and judges the file after it.
  *
- * The accessor keeps the states the file may be in.  cand[0] is the file
- * if the shift has not happened yet (while alive[0]); every other live
- * candidate is the file if the shift happened at one of the points
- * between accesses still possible.  A write and the shift are ordered
- * (i_rwsem and the invalidate lock for pwrite; a single aligned store for
- * the mapping), so each write applies to every candidate.  What the
- * accessor sees of the shifter's progress prunes them: "started" still
- * clear after an access means the shift comes after it; "done" set before
- * an access means it came before.  A read must be explained by one
- * candidate, or, while the shift may be running, by the state before and
- * the state after it, granule by granule (a page for pread, a word for a
- * load through the mapping): never a mix within a granule, never bytes
- * of no candidate.
+ * The shifter sets "started" just before its fallocate() and "done" just
+ * after it; every access samples "done" before it starts and "started"
+ * after it ends.  The state before the shift was live during the access
+ * unless "done" was set before it; a state after the shift was live
+ * unless "started" was still clear after it.  When both were, the access
+ * overlapped the shift: those are the accesses counted for the floor.
+ *
+ * A read must be wholly one live state's bytes and length; or, when it
+ * overlapped the shift, each granule (a page for pread, a word for a load
+ * through the mapping) wholly the state before's or the state after's,
+ * inside that state's size, with the length of one of them.  SEEK_DATA
+ * and SEEK_HOLE must answer as one live state.  After each part the file
+ * must be exactly one of the states the model allows.  What breaks these
+ * rules falls in one of three classes, each counted, and each failing the
+ * run (its own case) unless -a allows that many for the filesystem:
+ *   RACE_EOF   a read that overlapped the shift, every granule a live
+ *              state's, its length strictly between theirs: it met i_size
+ *              in mid-change;
+ *   RACE_SEEK  SEEK_DATA or SEEK_HOLE that overlapped the shift and found
+ *              what neither state holds;
+ *   RACE       anything else: a byte no state held, a mix within a
+ *              granule, a read after the call returned that shows the
+ *              state before, a file no order gives.
+ * The model is never taken from the file: after a RACE file the file is
+ * written again from the model, and the run goes on from there.
+ *
+ * In the first part the accessor keeps the states the file may be in.
+ * cand[0] is the file if the shift has not happened yet (while alive[0]);
+ * every other live candidate is the file if the shift happened at one of
+ * the points between accesses still possible.  A write and the shift are
+ * ordered (i_rwsem and the invalidate lock for pwrite; a single aligned
+ * store for the mapping), so each write applies to every candidate, and
+ * only cand[0] and the cut made from it as it is (current) can both be the
+ * file during one read.  What a read shows prunes the candidates.
  */
 
 #define MAX_ACCESSES	12
+#define READERS		4	/* reader threads of the second part */
+/*
+ * fsmodel.reads: at most 1 MiB on tmpfs, whose shift never sleeps: it
+ * overlaps a read only when preempted, so it must move many entries; a
+ * quarter of that elsewhere, where shifts wait for the disk and f2fs
+ * moves block by block.
+ */
+#define READ_FILE_TMPFS	(1 << 20)
+#define READ_FILE	(256 << 10)
+#define READ_PAGES	64	/* a pread of the second part: at most */
+#define READS_AFTER	2	/* reads a reader makes once the shift returned */
+#define READS_MOST	4000	/* reads of a reader in one part, at most */
 
-enum access_kind { A_PREAD, A_PWRITE, A_MREAD, A_MSTORE };
-static const char *const access_names[] = { "pread", "pwrite", "mread", "mstore" };
+enum access_kind { A_PREAD, A_PWRITE, A_MREAD, A_MSTORE, A_SEEK };
+static const char *const access_names[] = {
+	"pread", "pwrite", "mread", "mstore", "lseek"
+};
+
+/* The classes of what the rules do not explain, which -a can allow. */
+enum { C_RACE, C_RACE_EOF, C_RACE_GROW, C_RACE_SEEK, C_RACE_FILE,
+       NCLASSES, C_OK = NCLASSES };
+static const char *const class_names[NCLASSES] = {
+	"RACE", "RACE_EOF", "RACE_GROW", "RACE_SEEK", "RACE_FILE"
+};
+static const char *const class_cases[NCLASSES] = {
+	"model_race", "model_race_eof", "model_race_grow", "model_race_seek",
+	"model_race_file"
+};
+/* -a CLASS=N: at most N outcomes every 100 rounds (0: none allowed) */
+static long long class_max[NCLASSES];
+static long long overlap_floor = -1;	/* -o; -1: ten reads a round */
+
+/* The cases the concurrent run reports. */
+#define CONC_CASES	(2 + NCLASSES)
 
 struct access {
 	enum access_kind kind;
 	long long off, len;
-	long delay_us;		/* before the access */
-	long long got;		/* bytes read, or the errno of a write */
+	int whence;		/* A_SEEK */
+	long delay_us;		/* before the access (first part) */
+	long long got;		/* bytes read, the offset found, or an errno */
+	int d0, s1;		/* "done" before it, "started" after it */
+};
+
+/* What ran while a shift was in progress, and the waived outcomes. */
+struct tally {
+	long long reads, loads, seeks;		/* overlapping */
+	long long accesses;
+	long long outcome[NCLASSES];
+};
+
+struct conc;
+
+struct reader {
+	struct conc *c;
+	pthread_t th;
+	int id;
+	unsigned char *buf;
+	struct tally tally;
 };
 
 struct conc {
-	struct target t;
+	struct target t, rt;	/* fsmodel.conc, fsmodel.reads */
 	pthread_barrier_t go, end;
-	int quit;
+	int quit, part;		/* part: 1 or 2 */
 	/* The round, planned by the main thread. */
 	long long round;
 	struct state start;
@@ -1581,15 +1707,22 @@ struct conc {
 	long shift_delay_us;
 	struct access acc[MAX_ACCESSES];
 	int nacc;
+	/* The second part: its file before and after the shift. */
+	struct state rpre, rpost;
+	long long rmax;		/* its largest size */
+	struct op rshift;
+	struct reader readers[READERS];
+	pthread_mutex_t lock;	/* notes and failed, from the readers */
+	long long noted[NCLASSES];	/* the readers' outcomes noted */
 	/* Set by the shifter around its call: atomics. */
 	int started, done;
+	double shift_s[2];	/* the time in its calls, in each part */
 	/* The accessor's candidates and findings. */
 	struct state cand[MAX_ACCESSES + 2];
 	int alive[MAX_ACCESSES + 2];
 	int ncand, current;	/* current: the cut made from cand[0] as it is */
-	int failed, overlapped;
-	long long racy_reads, racy_rounds;	/* that no order explains */
-	long long eof_reads;	/* wrong only in size: explain_eof() */
+	int failed;		/* an error: the run stops */
+	struct tally tally;	/* the accessor's, then the main thread's */
 	unsigned char *buf;
 };
 
@@ -1606,6 +1739,13 @@ static int is_set(int *flag)
 	return __atomic_load_n(flag, __ATOMIC_SEQ_CST);
 }
 
+static void st_init_cap(struct state *s, long long bytes)
+{
+	s->data = xmalloc(bytes);
+	s->size = 0;
+	s->seals = 0;
+}
+
 static void shift_state(struct state *s, const struct op *shift)
 {
 	if (shift->kind == K_COLLAPSE)
@@ -1614,12 +1754,15 @@ static void shift_state(struct state *s, const struct op *shift)
 		st_insert(s, shift->off, shift->len);
 }
 
-/* The shift may happen here: the candidate "cand[0], then the shift". */
+/*
+ * The shift may happen here: the candidate "cand[0], then the shift",
+ * unless the one made since the last write still lives.
+ */
 static void add_cut(struct conc *c)
 {
 	int k;
 
-	if (c->current >= 0)
+	if (c->current >= 0 && c->alive[c->current])
 		return;
 	k = c->ncand++;
 	st_copy(&c->cand[k], &c->cand[0]);
@@ -1639,22 +1782,19 @@ static void apply_write(struct conc *c, long long off,
 	c->current = -1;
 }
 
-static int granules_match(const struct state *s, const unsigned char *got,
-			  long long off, long long n, long long g)
+static long long read_len(const struct state *s, long long off, long long len)
 {
-	long long from, to;
-
-	for (from = off; from < off + n; from = to) {
-		to = (from / g + 1) * g;
-		if (to > off + n)
-			to = off + n;
-		if (memcmp(got + (from - off), s->data + from, to - from))
-			return 0;
-	}
-	return 1;
+	return clamp(s->size - off, 0, len);
 }
 
-/* Granule by granule, each from @a or from @b. */
+/* @got (@n bytes from @off) is all @s's, inside its size. */
+static int bytes_of(const struct state *s, const unsigned char *got,
+		    long long off, long long n)
+{
+	return !n || (off + n <= s->size && !memcmp(got, s->data + off, n));
+}
+
+/* Granule by granule, each wholly @a's or @b's, inside that one's size. */
 static int granules_mixed(const struct state *a, const struct state *b,
 			  const unsigned char *got, long long off, long long n,
 			  long long g)
@@ -1665,101 +1805,202 @@ static int granules_mixed(const struct state *a, const struct state *b,
 		to = (from / g + 1) * g;
 		if (to > off + n)
 			to = off + n;
-		if (memcmp(got + (from - off), a->data + from, to - from) &&
-		    memcmp(got + (from - off), b->data + from, to - from))
+		if (!bytes_of(a, got + (from - off), from, to - from) &&
+		    !bytes_of(b, got + (from - off), from, to - from))
 			return 0;
 	}
 	return 1;
 }
 
-static long long read_len(const struct state *s, long long off, long long len)
+/*
+ * A read that overlapped the shift and crossed the smaller EOF of @a and
+ * @b while it moved, no longer than the longer state's read: each granule
+ * below that EOF is either state's, and from there on the bytes are the
+ * larger state's.  A read that reached the old EOF of an insert goes on
+ * once the size has grown, as a read racing an append does; every byte is
+ * a live state's at its offset, and none is a zero the file never held
+ * there (RACE_GROW).
+ */
+static int crossed_eof(const struct state *a, const struct state *b,
+		       const unsigned char *got, long long off, long long n,
+		       long long g, long long hi)
 {
-	return clamp(s->size - off, 0, len);
+	const struct state *big = a->size > b->size ? a : b;
+	long long eof = a->size < b->size ? a->size : b->size;
+	long long k = eof > off ? eof - off : 0;
+
+	if (n > hi || off + n <= eof)
+		return 0;
+	if (off < eof && !granules_mixed(a, b, got, off, eof - off, g))
+		return 0;
+	return bytes_of(big, got + k, off + k, n - k);
 }
 
 /*
- * Which candidates explain a read of @n bytes (@a->len asked) in granules
- * of @g bytes: ok[k] for candidate k alone, *mixed for the state before
- * the shift and the cut made from it, granule by granule.
+ * Judge a read of @n bytes (@len asked at @off) in granules of @g bytes
+ * against the @ns states @s live during it; with @mix the read overlapped
+ * the shift, and s[0] and s[1] are the states before and after it.  Bit k
+ * of *@fits says that s[k] may still be the file.  C_OK: one state's
+ * length and bytes, or with @mix each granule either's and the length of
+ * one; C_RACE_EOF: such bytes, but a length strictly between the live
+ * states' lengths (all of them differ); C_RACE: anything else.
  */
-static int explain(const struct conc *c, const struct access *a,
-		   const unsigned char *got, long long n, long long g, int *ok,
-		   int *mixed)
+static int judge_bytes(const struct state *const *s, int ns, int mix,
+		       long long off, long long len, const unsigned char *got,
+		       long long n, long long g, unsigned int *fits)
 {
-	int k, explained = 0, cur = c->current;
+	long long lo = LLONG_MAX, hi = -1, l;
+	int k, bytes = 0;
 
-	for (k = 0; k < c->ncand; k++) {
-		ok[k] = c->alive[k] &&
-			n == read_len(&c->cand[k], a->off, a->len) &&
-			granules_match(&c->cand[k], got, a->off, n, g);
-		explained |= ok[k];
+	*fits = 0;
+	for (k = 0; k < ns; k++) {
+		l = read_len(s[k], off, len);
+		lo = l < lo ? l : lo;
+		hi = l > hi ? l : hi;
+		if (bytes_of(s[k], got, off, n)) {
+			bytes = 1;
+			if (n == l)
+				*fits |= 1u << k;
+		}
 	}
-	*mixed = c->alive[0] && cur >= 0 && c->alive[cur] &&
-		 (n == read_len(&c->cand[0], a->off, a->len) ||
-		  n == read_len(&c->cand[cur], a->off, a->len)) &&
-		 granules_mixed(&c->cand[0], &c->cand[cur], got, a->off, n, g);
-	return explained || *mixed;
+	if (mix && granules_mixed(s[0], s[1], got, off, n, g)) {
+		bytes = 1;
+		if (n == read_len(s[0], off, len) ||
+		    n == read_len(s[1], off, len))
+			*fits |= 3;
+	}
+	if (*fits)
+		return C_OK;
+	if (bytes && n > lo && n < hi)
+		return C_RACE_EOF;
+	return mix && crossed_eof(s[0], s[1], got, off, n, g, hi) ?
+	       C_RACE_GROW : C_RACE;
 }
 
 /*
- * Explained but for the size: below the smaller EOF of the state before
- * the shift and one after it, each granule is one of the two, and the
- * length lies between the two states' lengths; the bytes past that EOF
- * are not judged.  Such a read met i_size in mid-change: ext4 raises it
- * before it shifts and filemap_read() may then copy the old EOF folio's
- * tail; tmpfs rereads it for every page and may stop at any page between.
- * The answer is RACE_EOF, which a filesystem may list as intended without
- * hiding a page that mixes the two states or holds neither.
+ * Judge SEEK_DATA or SEEK_HOLE from @off that found @got (or -ENXIO):
+ * no data before what SEEK_DATA found, zeros where SEEK_HOLE found a hole
+ * (one block of them, or up to EOF), all in one live state: ext4, f2fs
+ * and tmpfs look up under i_rwsem, as the shifts run, so they see no
+ * state in between (xfs takes only the ILOCK: RACE_SEEK).  A filesystem
+ * may report a hole as data, never data as a hole.
  */
-static int explain_eof(const struct conc *c, const struct access *a,
-		       const unsigned char *got, long long n, long long g)
+static int seek_fits(const struct state *s, long long off, int whence,
+		     long long got)
 {
-	const struct state *pre = &c->cand[0];
-	long long lo, hi, below;
+	long long x, end;
+
+	if (off >= s->size)
+		return got == -ENXIO;
+	if (whence == SEEK_DATA) {
+		end = got == -ENXIO ? s->size : got;
+		if (end < off || end > s->size ||
+		    (got != -ENXIO && end == s->size))
+			return 0;
+	} else {
+		if (got < off || got > s->size)
+			return 0;
+		end = (got / blksz + 1) * blksz;
+		end = end < s->size ? end : s->size;
+	}
+	for (x = whence == SEEK_DATA ? off : got; x < end; x++)
+		if (s->data[x])
+			return 0;
+	return 1;
+}
+
+/* C_OK, C_RACE_SEEK (with @mix: it overlapped the shift) or C_RACE. */
+static int judge_seek(const struct state *const *s, int ns, int mix,
+		      long long off, int whence, long long got,
+		      unsigned int *fits)
+{
 	int k;
 
-	for (k = 1; k < c->ncand; k++) {
-		const struct state *post = &c->cand[k];
-
-		if (!c->alive[k])
-			continue;
-		lo = read_len(pre, a->off, a->len);
-		hi = read_len(post, a->off, a->len);
-		if (n < (lo < hi ? lo : hi) || n > (lo < hi ? hi : lo))
-			continue;
-		below = clamp((pre->size < post->size ? pre->size : post->size) -
-			      a->off, 0, n);
-		if (granules_mixed(pre, post, got, a->off, below, g))
-			return 1;
-	}
-	return 0;
+	*fits = 0;
+	for (k = 0; k < ns; k++)
+		if (seek_fits(s[k], off, whence, got))
+			*fits |= 1u << k;
+	return *fits ? C_OK : mix ? C_RACE_SEEK : C_RACE;
 }
 
-/* The first granule of a read that is neither before nor after the shift. */
-static void note_neither(const struct conc *c, const struct access *a,
-			 const unsigned char *got, long long n, long long g)
+/* Count an access: did it overlap the shift?  @d0: done before it; @s1:
+ * started after it.
+ */
+static void tally_access(struct tally *t, enum access_kind kind, int d0, int s1)
 {
-	const struct state *pre = &c->cand[0], *post = &c->cand[c->current];
-	long long from, to;
+	t->accesses++;
+	if (d0 || !s1)
+		return;
+	t->reads += kind == A_PREAD;
+	t->loads += kind == A_MREAD;
+	t->seeks += kind == A_SEEK;
+}
 
+/* How a read or seek compares with the live states (@pre: the one before). */
+static void note_states(const struct state *const *s, int ns, int mix,
+			const struct state *pre, const struct access *a,
+			const unsigned char *got, long long g)
+{
+	long long n = a->got, from, to;
+	int k;
+
+	for (k = 0; k < ns; k++) {
+		note(" against %s (size %lld):", s[k] == pre ?
+		     "the state before the shift" : "a state after the shift",
+		     s[k]->size);
+		if (a->kind == A_SEEK)
+			continue;
+		if (n != read_len(s[k], a->off, a->len))
+			note("  it would give %lld bytes",
+			     read_len(s[k], a->off, a->len));
+		same_bytes("  read", got, s[k]->data + a->off, a->off,
+			   n < read_len(s[k], a->off, a->len) ? n :
+			   read_len(s[k], a->off, a->len));
+	}
+	if (!mix || a->kind == A_SEEK)
+		return;
 	for (from = a->off; from < a->off + n; from = to) {
 		to = (from / g + 1) * g;
 		if (to > a->off + n)
 			to = a->off + n;
-		if (memcmp(got + (from - a->off), pre->data + from, to - from) &&
-		    memcmp(got + (from - a->off), post->data + from, to - from)) {
-			note(" while the shift may be under way, the granule %lld..%lld is neither side:",
+		if (!bytes_of(s[0], got + (from - a->off), from, to - from) &&
+		    !bytes_of(s[1], got + (from - a->off), from, to - from)) {
+			note(" the granule %lld..%lld is neither side's (the first such)",
 			     from, to);
-			same_bytes("  against before", got + (from - a->off),
-				   pre->data + from, from, to - from);
-			same_bytes("  against after", got + (from - a->off),
-				   post->data + from, from, to - from);
 			return;
 		}
 	}
 }
 
-/* The round's plan, and what its first @done accesses gave. */
+/* The first outcome of each class is described; @what says which. */
+static const char *const class_what[NCLASSES] = {
+	"what no order of the accesses and the shift explains (the first such, RACE):",
+	"every granule is a live state's, but the length is none of theirs (the first such, RACE_EOF)",
+	"each granule below the smaller EOF is a live state's, and past it the larger state's bytes (the first such, RACE_GROW)",
+	"what no state live during it answers (the first such, RACE_SEEK)",
+	"the file after a part is none of the states the orders allow (the first such, RACE_FILE)",
+};
+
+static void note_access(const struct conc *c, const char *who,
+			const struct op *shift, const struct access *a,
+			const char *what)
+{
+	const char *when = a->d0 ? "after" : a->s1 ? "overlapping" : "before";
+	char text[160];
+
+	op_text(shift, text, sizeof(text));
+	if (a->kind == A_SEEK)
+		note("round %lld: %s: lseek(%lld, %s), %s the %s, gave %lld: %s",
+		     c->round, who, a->off,
+		     a->whence == SEEK_DATA ? "SEEK_DATA" : "SEEK_HOLE", when,
+		     text + strcspn(text, " ") + 1, a->got, what);
+	else
+		note("round %lld: %s: %s off=%lld len=%lld, %s the %s, gave %lld bytes: %s",
+		     c->round, who, access_names[a->kind], a->off, a->len,
+		     when, text + strcspn(text, " ") + 1, a->got, what);
+}
+
+/* The round's first part: its plan, and what its first @done accesses gave. */
 static void note_round(const struct conc *c, int done)
 {
 	char text[160];
@@ -1777,64 +2018,49 @@ static void note_round(const struct conc *c, int done)
 }
 
 /*
- * Judge a read of @n bytes (@a->len asked) in granules of @g bytes, and
- * keep the states it allows.  A read nothing explains is counted (the
- * answer RACE, the first one described) and teaches nothing.
+ * The first part: judge a read of the accessor (@a, the @index-th access)
+ * in granules of @g bytes, and keep the candidates it allows.
  */
 static void judge_read(struct conc *c, const struct access *a, int index,
-		       const unsigned char *got, long long n, long long g)
+		       long long g)
 {
-	int ok[MAX_ACCESSES + 2] = { 0 };
-	int k, mixed = 0, cur = c->current;
+	const struct state *s[MAX_ACCESSES + 2];
+	int idx[MAX_ACCESSES + 2];
+	int k, ns = 0, mix, v, cur = c->current;
+	unsigned int fits;
 
-	if (!explain(c, a, got, n, g, ok, &mixed)) {
-		char text[160];
-
-		op_text(&c->shift, text, sizeof(text));
-		if (explain_eof(c, a, got, n, g)) {
-			if (!c->eof_reads++)
-				note("round %lld: %s off=%lld len=%lld, racing the %s, gave %lld bytes: every page below the smaller EOF is the file's before or after the shift, but the length or the bytes past that EOF are neither's (the first such read; answer RACE_EOF)",
-				     c->round, access_names[a->kind], a->off,
-				     a->len, text + strcspn(text, " ") + 1, n);
-			return;
-		}
-		if (c->racy_reads++)
-			return;
-		note("round %lld: %s off=%lld len=%lld, racing the %s, gave %lld bytes that no order of the accesses and the shift explains (the first such read):",
-		     c->round, access_names[a->kind], a->off, a->len,
-		     text + strcspn(text, " ") + 1, n);
-		for (k = 0; k < c->ncand; k++) {
-			if (!c->alive[k])
-				continue;
-			note(" against %s (size %lld):",
-			     k ? "a state after the shift" : "the state before the shift",
-			     c->cand[k].size);
-			if (n != read_len(&c->cand[k], a->off, a->len))
-				note("  it would give %lld bytes",
-				     read_len(&c->cand[k], a->off, a->len));
-			else
-				same_bytes("  read", got, c->cand[k].data + a->off,
-					   a->off, n);
-		}
-		if (c->alive[0] && cur >= 0 && c->alive[cur])
-			note_neither(c, a, got, n, g);
-		note_round(c, index + 1);
-		return;
+	/* The state before and the cut from it first: they may mix. */
+	mix = c->alive[0] && cur > 0 && c->alive[cur];
+	if (mix) {
+		idx[ns++] = 0;
+		idx[ns++] = cur;
 	}
-	/* A read showing the shift's result means it is done, or holds the
-	 * locks a write needs.
-	 */
-	for (k = 1; k < c->ncand; k++)
-		if (c->alive[k] && !ok[k] && !(k == cur && mixed))
-			c->alive[k] = 0;
-	if (c->alive[0] && !ok[0])
-		c->alive[0] = 0;
+	for (k = 0; k < c->ncand; k++)
+		if (c->alive[k] && !(mix && (k == 0 || k == cur)))
+			idx[ns++] = k;
+	for (k = 0; k < ns; k++)
+		s[k] = &c->cand[idx[k]];
+	v = judge_bytes(s, ns, mix, a->off, a->len, c->buf, a->got, g, &fits);
+	if (v == C_OK)
+		goto prune;
+	if (!c->tally.outcome[v]++) {
+		note_access(c, "the accessor", &c->shift, a, class_what[v]);
+		note_states(s, ns, mix, &c->cand[0], a, c->buf, g);
+		note_round(c, index + 1);
+	}
+	/* RACE teaches nothing; RACE_EOF: both sides were the file. */
+	if (v == C_RACE)
+		return;
+	fits = 3;
+prune:
+	for (k = 0; k < ns; k++)
+		if (!(fits & 1u << k))
+			c->alive[idx[k]] = 0;
 }
 
-static int access_one(struct conc *c, struct access *a, uint64_t opn)
+static int access_one(struct target *t, struct access *a, uint64_t opn,
+		      unsigned char *buf)
 {
-	struct target *t = &c->t;
-	unsigned char *buf = c->buf;
 	long long i;
 	uint64_t w;
 
@@ -1847,7 +2073,6 @@ static int access_one(struct conc *c, struct access *a, uint64_t opn)
 			     ename(a->got));
 			return -1;
 		}
-		apply_write(c, a->off, buf, a->len);
 		break;
 	case A_MSTORE:
 		w = word_of(TAG_CSTORE, opn, a->off);
@@ -1858,7 +2083,7 @@ static int access_one(struct conc *c, struct access *a, uint64_t opn)
 		bus_armed = 1;
 		__atomic_store_n((uint64_t *)(t->map + a->off), w, __ATOMIC_RELAXED);
 		bus_armed = 0;
-		apply_write(c, a->off, (unsigned char *)&w, 8);
+		memcpy(buf, &w, 8);
 		break;
 	case A_PREAD:
 		/*
@@ -1888,13 +2113,23 @@ static int access_one(struct conc *c, struct access *a, uint64_t opn)
 		bus_armed = 0;
 		a->got = a->len;
 		break;
+	case A_SEEK:
+		a->got = lseek(t->fd, a->off, a->whence);
+		if (a->got < 0 && errno != ENXIO) {
+			note("lseek(%lld, %d): %s", a->off, a->whence,
+			     strerror(errno));
+			return -1;
+		}
+		if (a->got < 0)
+			a->got = -ENXIO;
+		break;
 	}
 	return 0;
 }
 
 static void access_round(struct conc *c)
 {
-	int i, overlapped = 0;
+	int i, d0, s1;
 
 	c->ncand = 1;
 	c->alive[0] = 1;
@@ -1904,32 +2139,135 @@ static void access_round(struct conc *c)
 		struct access *a = &c->acc[i];
 
 		pause_us(a->delay_us);
+		d0 = is_set(&c->done);
 		if (c->alive[0]) {
 			/* The shift may come just before this access... */
 			add_cut(c);
 			/* ...and if it is done, it came before. */
-			if (is_set(&c->done))
+			if (d0)
 				c->alive[0] = 0;
 		}
-		if (access_one(c, a, c->round * MAX_ACCESSES + i))
+		if (access_one(&c->t, a, c->round * MAX_ACCESSES + i, c->buf))
 			goto failed;
-		if (c->alive[0]) {
-			if (!is_set(&c->started)) {
-				/* The shift comes after this access. */
-				c->ncand = 1;
-				c->current = -1;
-			} else if (!is_set(&c->done)) {
-				overlapped = 1;
-			}
+		s1 = is_set(&c->started);
+		/* The shift comes after this access: no cut so far holds. */
+		if (c->alive[0] && !s1) {
+			c->ncand = 1;
+			c->current = -1;
 		}
-		if (a->kind == A_PREAD || a->kind == A_MREAD)
-			judge_read(c, a, i, c->buf, a->got,
-				   a->kind == A_PREAD ? pagesz : 8);
+		a->d0 = d0;
+		a->s1 = s1;
+		tally_access(&c->tally, a->kind, d0, s1);
+		if (a->kind == A_PWRITE)
+			apply_write(c, a->off, c->buf, a->len);
+		else if (a->kind == A_MSTORE)
+			apply_write(c, a->off, c->buf, 8);
+		else
+			judge_read(c, a, i, a->kind == A_PREAD ? pagesz : 8);
 	}
-	c->overlapped += overlapped;
 	return;
 failed:
+	note_round(c, i + 1);
 	c->failed = 1;
+}
+
+/*
+ * The second part: a reader's next access, aimed at the part of the file
+ * that moves (from the shift's offset on) three times in four: a pread of
+ * up to READ_PAGES pages, a run of loads through the mapping inside the
+ * part that exists before and after the shift, or SEEK_DATA or SEEK_HOLE.
+ */
+static void plan_read(struct conc *c, struct rng *r, struct access *a)
+{
+	long long pre = c->rpre.size, post = c->rpost.size;
+	long long lim = pre < post ? pre : post, span = pre > post ? pre : post;
+	long long from = chance(r, 75) ? c->rshift.off : 0;
+
+	switch (below(r, 8)) {
+	case 0:
+		a->kind = A_MREAD;
+		a->off = (from + below(r, lim - 8 - from)) & ~7LL;
+		a->len = 8 * (1 + below(r, (lim - a->off) / 8 < 1024 ?
+					(lim - a->off) / 8 : 1024));
+		break;
+	case 1:
+		a->kind = A_SEEK;
+		a->whence = chance(r, 50) ? SEEK_DATA : SEEK_HOLE;
+		a->off = from + below(r, span + pagesz - from);
+		a->len = 0;
+		break;
+	default:
+		a->kind = A_PREAD;
+		a->off = chance(r, 20) ? pick_off(r, pre, span) :
+			 from + below(r, span - from);
+		a->len = 1 + below(r, (chance(r, 80) ? 4 : READ_PAGES) * pagesz);
+	}
+}
+
+static void *reader(void *arg)
+{
+	struct reader *rd = arg;
+	struct conc *c = rd->c;
+	const struct state *s[2];
+	struct access a;
+	struct rng r;
+	unsigned int fits;
+	int n, after, d0, s1, v, ns;
+
+	for (;;) {
+		pthread_barrier_wait(&c->go);
+		if (c->quit)
+			return NULL;
+		if (c->part != 2)
+			goto next;
+		/* Its own stream each round: the same seed, the same plans. */
+		r.s = seed ^ 0x72656164ULL ^
+		      (uint64_t)(c->round * READERS + rd->id) * 0x9e3779b97f4a7c15ULL;
+		for (n = after = 0; n < READS_MOST && after < READS_AFTER; n++) {
+			plan_read(c, &r, &a);
+			d0 = is_set(&c->done);
+			if (access_one(&c->rt, &a, 0, rd->buf)) {
+				pthread_mutex_lock(&c->lock);
+				c->failed = 1;
+				pthread_mutex_unlock(&c->lock);
+				break;
+			}
+			s1 = is_set(&c->started);
+			after += d0;
+			a.d0 = d0;
+			a.s1 = s1;
+			tally_access(&rd->tally, a.kind, d0, s1);
+			/* The states live during it: s[0] before, s[1] after. */
+			ns = 0;
+			if (!d0)
+				s[ns++] = &c->rpre;
+			if (s1)
+				s[ns++] = &c->rpost;
+			if (a.kind == A_SEEK)
+				v = judge_seek(s, ns, ns == 2, a.off, a.whence,
+					       a.got, &fits);
+			else
+				v = judge_bytes(s, ns, ns == 2, a.off, a.len,
+						rd->buf, a.got,
+						a.kind == A_PREAD ? pagesz : 8,
+						&fits);
+			if (v == C_OK)
+				continue;
+			/* The first of each class, from any thread, noted. */
+			pthread_mutex_lock(&c->lock);
+			if (!c->noted[v]++) {
+				note_access(c, "a reader", &c->rshift, &a,
+					    class_what[v]);
+				note_states(s, ns, ns == 2, &c->rpre, &a,
+					    rd->buf,
+					    a.kind == A_PREAD ? pagesz : 8);
+			}
+			pthread_mutex_unlock(&c->lock);
+			rd->tally.outcome[v]++;
+		}
+next:
+		pthread_barrier_wait(&c->end);
+	}
 }
 
 static void *accessor(void *arg)
@@ -1940,7 +2278,8 @@ static void *accessor(void *arg)
 		pthread_barrier_wait(&c->go);
 		if (c->quit)
 			return NULL;
-		access_round(c);
+		if (c->part == 1)
+			access_round(c);
 		pthread_barrier_wait(&c->end);
 	}
 }
@@ -1948,25 +2287,40 @@ static void *accessor(void *arg)
 static void *shifter(void *arg)
 {
 	struct conc *c = arg;
+	struct op *s;
+	double t0;
+	int fd;
 
 	for (;;) {
 		pthread_barrier_wait(&c->go);
 		if (c->quit)
 			return NULL;
+		s = c->part == 1 ? &c->shift : &c->rshift;
+		fd = c->part == 1 ? c->t.fd : c->rt.fd;
 		pause_us(c->shift_delay_us);
+		t0 = now();
 		__atomic_store_n(&c->started, 1, __ATOMIC_SEQ_CST);
-		c->shift.got = xfallocate(c->t.fd, mode_of(&c->shift),
-					  c->shift.off, c->shift.len);
+		s->got = xfallocate(fd, mode_of(s), s->off, s->len);
 		__atomic_store_n(&c->done, 1, __ATOMIC_SEQ_CST);
+		c->shift_s[c->part - 1] += now() - t0;
 		pthread_barrier_wait(&c->end);
 	}
 }
 
+/* Run one part of the round: every thread meets at both barriers. */
+static void run_part(struct conc *c, int part)
+{
+	c->part = part;
+	c->started = c->done = 0;
+	pthread_barrier_wait(&c->go);
+	pthread_barrier_wait(&c->end);
+}
+
 /*
- * One round: a valid shift keeping the size between a quarter of maxlen
- * and maxlen, and accesses inside the part of the file that exists before
- * and after it (the mapping past EOF is SIGBUS, and pwrite must not move
- * EOF), each after a random pause so that they land before, during or
+ * The first part: a valid shift keeping the size between a quarter of
+ * maxlen and maxlen, and accesses inside the part of the file that exists
+ * before and after it (the mapping past EOF is SIGBUS, and pwrite must not
+ * move EOF), each after a random pause so that they land before, during or
  * after the shift.
  */
 static void plan_round(struct conc *c, struct rng *r)
@@ -2007,7 +2361,8 @@ static void plan_round(struct conc *c, struct rng *r)
 			a->len = 8 * (1 + below(r, (lim - a->off) / 8 < 1024 ?
 						(lim - a->off) / 8 : 1024));
 			break;
-		case A_MSTORE:
+		default:
+			a->kind = A_MSTORE;
 			a->off = pick_off(r, size, lim - 8) & ~7LL;
 			a->len = 8;
 			break;
@@ -2016,18 +2371,89 @@ static void plan_round(struct conc *c, struct rng *r)
 	}
 }
 
+/*
+ * The second part's shift: a valid collapse or insert of 1-4 units
+ * (mostly one) keeping fsmodel.reads between half its largest size and
+ * that size, anywhere, mostly in its first half, so that most of the file
+ * moves.
+ */
+static void plan_rshift(struct conc *c, struct rng *r)
+{
+	long long size = c->rpre.size, units = size / unit;
+	struct op *s = &c->rshift;
+
+	s->kind = size + 4 * unit > c->rmax ? K_COLLAPSE :
+		  size - 4 * unit < c->rmax / 2 ? K_INSERT :
+		  chance(r, 50) ? K_COLLAPSE : K_INSERT;
+	s->len = (chance(r, 75) ? 1 : 1 + below(r, 4)) * unit;
+	s->off = below(r, chance(r, 75) ? units / 2 : units - 4) * unit;
+	s->n = c->round;
+	s->expect = 0;
+	c->shift_delay_us = below(r, 500);
+	st_copy(&c->rpost, &c->rpre);
+	shift_state(&c->rpost, s);
+}
 
 /*
- * After the round: the file must be one of the live candidates, and the
- * mapping must show it.  A file no order gives is counted like a read no
- * order explains (the answer RACE, the first one described), and the next
- * round starts from what the file holds.
+ * After a part: the file, read and through the mapping, must be exactly
+ * one of the @nw states @w; returns which.  Otherwise count a RACE (the
+ * first one described, and *@raced set), write w[0] into the file again,
+ * since the model is the truth, and return 0.  -1 on an error.
+ */
+static int settle_file(struct conc *c, struct target *t,
+		       const struct state *const *w, int nw, const char *part,
+		       int *raced)
+{
+	long long n = pread_all(t->fd, t->buf, t->maplen + 1, 0);
+	int k;
+
+	*raced = 0;
+	if (n < 0 || !nw) {
+		note("round %lld: %s: reading the file after it: %s", c->round,
+		     part, n < 0 ? strerror(-n) : "no state is left");
+		return -1;
+	}
+	for (k = 0; k < nw; k++) {
+		if (n != w[k]->size || memcmp(t->buf, w[k]->data, n))
+			continue;
+		if (map_copy(t->buf, t->map, n, 0))
+			return -1;
+		if (!memcmp(t->buf, w[k]->data, n))
+			return k;
+		break;
+	}
+	if (!c->tally.outcome[C_RACE_FILE]++) {
+		*raced = 1;
+		note("round %lld: %s: the file after it (%lld bytes) %s none of the states the orders allow (the first such, RACE_FILE):",
+		     c->round, part, n, k < nw ?
+		     "reads as one of them, but its mapping shows" : "is");
+		for (k = 0; k < nw; k++) {
+			if (n != w[k]->size)
+				note(" a state of %lld bytes", w[k]->size);
+			else
+				same_bytes(" against a state", t->buf,
+					   w[k]->data, 0, n);
+		}
+	}
+	if (ftruncate(t->fd, w[0]->size) ||
+	    pwrite_all(t->fd, w[0]->data, w[0]->size, 0) ||
+	    pread_all(t->fd, t->buf, w[0]->size + 1, 0) != w[0]->size ||
+	    memcmp(t->buf, w[0]->data, w[0]->size)) {
+		note("round %lld: %s: writing the model's state into the file again failed",
+		     c->round, part);
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * After the first part the file must be exactly one of the live
+ * candidates, which the next round starts from.
  */
 static int judge_round(struct conc *c)
 {
-	struct target *t = &c->t;
-	long long n;
-	int k, match = 0;
+	const struct state *w[MAX_ACCESSES + 2];
+	int k, nw = 0, raced;
 
 	if (c->shift.got) {
 		note("the shift answered %s", ename(c->shift.got));
@@ -2040,33 +2466,80 @@ static int judge_round(struct conc *c)
 		add_cut(c);
 		c->alive[0] = 0;
 	}
-	n = pread_all(t->fd, t->buf, maxlen + 1, 0);
-	if (n < 0 || n > maxlen) {
-		note("reading the file after round %lld: %lld", c->round, n);
-		return -1;
-	}
-	for (k = 1; k < c->ncand && !match; k++)
-		match = c->alive[k] && n == c->cand[k].size &&
-			!memcmp(t->buf, c->cand[k].data, n);
-	if (!match && !c->racy_rounds++) {
-		note("round %lld: the file after it (%lld bytes) is none of the states the orders allow:",
-		     c->round, n);
-		for (k = 1; k < c->ncand; k++) {
-			if (!c->alive[k])
-				continue;
-			if (n != c->cand[k].size)
-				note(" a state of %lld bytes", c->cand[k].size);
-			else
-				same_bytes(" against a state", t->buf,
-					   c->cand[k].data, 0, n);
-		}
+	for (k = 1; k < c->ncand; k++)
+		if (c->alive[k])
+			w[nw++] = &c->cand[k];
+	k = settle_file(c, &c->t, w, nw, "the accessor's part", &raced);
+	if (raced)
 		note_round(c, c->nacc);
-	}
-	st_truncate(&c->start, 0);
-	st_write(&c->start, 0, t->buf, n);
-	if (map_copy(c->buf, t->map, n, 0))
+	if (k < 0)
 		return -1;
-	return same_bytes("the mapping after the round", c->buf, t->buf, 0, n) - 1;
+	st_copy(&c->start, w[k]);
+	return 0;
+}
+
+/*
+ * After the second part the file must be exactly the state after the
+ * shift.  An insert's hole is then filled with data, so that the file
+ * stays data all through and a transient hole always shows.
+ */
+static int judge_rround(struct conc *c)
+{
+	const struct state *w[1] = { &c->rpost };
+	struct op *s = &c->rshift;
+	int raced;
+
+	if (s->got) {
+		note("round %lld: the readers' shift answered %s", c->round,
+		     ename(s->got));
+		return -1;
+	}
+	if (c->failed ||
+	    settle_file(c, &c->rt, w, 1, "the readers' part", &raced) < 0)
+		return -1;
+	st_copy(&c->rpre, &c->rpost);
+	if (s->kind == K_COLLAPSE)
+		return 0;
+	fill(c->rpre.data + s->off, TAG_FILL, c->round, s->off, s->len);
+	if (pwrite_all(c->rt.fd, c->rpre.data + s->off, s->len, s->off)) {
+		note("round %lld: filling the inserted range: %s", c->round,
+		     strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* A new file of @size bytes of TAG_FILL data, written and synced. */
+static int conc_file(struct target *t, const char *name, struct state *s,
+		     long long size, long long most)
+{
+	name_target(t, name);
+	t->maplen = (most + pagesz - 1) / pagesz * pagesz;
+	t->buf = xmalloc(most + pagesz);
+	if (open_target(t, 1))
+		return -1;
+	s->size = size;
+	fill(s->data, TAG_FILL, 0, 0, size);
+	if (pwrite_all(t->fd, s->data, size, 0) || fsync(t->fd)) {
+		note("writing the first contents of %s: %s", t->path,
+		     strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * One case of the concurrent run.  The run's notes go with the first case
+ * that fails, where make vmtest shows them.
+ */
+static void conc_case(const char *notes, int *given, const char *tcase,
+		      int ok, const char *answer, const char *extra)
+{
+	if (!ok && !*given) {
+		strcpy(diag, notes);
+		*given = 1;
+	}
+	report(tcase, ok, answer, "%s", extra);
 }
 
 static void concurrent_run(void)
@@ -2074,41 +2547,66 @@ static void concurrent_run(void)
 	struct rng r = { seed ^ 0x636f6e63757272ULL };	/* its own stream */
 	struct conc *c = xmalloc(sizeof(*c));
 	pthread_t th[2];
-	double start = now();
-	long long accesses = 0;
-	int k, failed = 0;
+	double start = now(), t0, readers_s = 0;
+	long long floor = overlap_floor;
+	struct tally sum = { 0 };
+	char *notes = xmalloc(sizeof(diag)), extra[256];
+	long long most[NCLASSES];
+	struct statfs sfs;
+	int k, i, failed, given = 0;
 
+	if (floor < 0)
+		floor = 10 * nrounds;
 	st_init(&c->start);
 	for (k = 0; k < MAX_ACCESSES + 2; k++)
 		st_init(&c->cand[k]);
 	c->buf = xmalloc(cap);
-	if (setup_target(&c->t, "fsmodel.conc")) {
+	/*
+	 * Start from a file half the largest size, and the readers' three
+	 * quarters of its largest, written all through.
+	 */
+	failed = conc_file(&c->t, "fsmodel.conc", &c->start,
+			   maxlen / 2 / unit * unit + 123, maxlen);
+	if (!failed) {
+		c->rmax = fstatfs(c->t.fd, &sfs) || sfs.f_type != TMPFS_MAGIC ?
+			  READ_FILE : READ_FILE_TMPFS;
+		if (c->rmax < 4 * maxlen)
+			c->rmax = 4 * maxlen;
+		st_init_cap(&c->rpre, c->rmax + pagesz);
+		st_init_cap(&c->rpost, c->rmax + pagesz);
+		failed = conc_file(&c->rt, "fsmodel.reads", &c->rpre,
+				   c->rmax * 3 / 4 / unit * unit + 123, c->rmax);
+	}
+	if (failed) {
 		report("model_concurrent", 0, "EIO", "seed=%llu", seed);
+		for (k = 0; k < NCLASSES; k++)
+			report(class_cases[k], 0, "EIO", "seed=%llu", seed);
+		report("model_overlap", 0, "EIO", "seed=%llu", seed);
 		return;
 	}
-	/* Start from a file half the largest size, written all through. */
-	c->start.size = maxlen / 2 / unit * unit + 123;
-	fill(c->start.data, TAG_FILL, 0, 0, c->start.size);
-	if (pwrite_all(c->t.fd, c->start.data, c->start.size, 0) ||
-	    fsync(c->t.fd)) {
-		note("writing the first contents: %s", strerror(errno));
-		report("model_concurrent", 0, "EIO", "seed=%llu", seed);
-		return;
-	}
-	pthread_barrier_init(&c->go, NULL, 3);
-	pthread_barrier_init(&c->end, NULL, 3);
+	pthread_mutex_init(&c->lock, NULL);
+	pthread_barrier_init(&c->go, NULL, 3 + READERS);
+	pthread_barrier_init(&c->end, NULL, 3 + READERS);
 	pthread_create(&th[0], NULL, accessor, c);
 	pthread_create(&th[1], NULL, shifter, c);
+	for (i = 0; i < READERS; i++) {
+		c->readers[i].c = c;
+		c->readers[i].id = i;
+		c->readers[i].buf = xmalloc(READ_PAGES * pagesz + pagesz);
+		pthread_create(&c->readers[i].th, NULL, reader, &c->readers[i]);
+	}
 	for (c->round = 1; c->round <= nrounds && !failed; c->round++) {
 		plan_round(c, &r);
-		c->started = c->done = 0;
 		c->failed = 0;
-		pthread_barrier_wait(&c->go);
-		pthread_barrier_wait(&c->end);
-		accesses += c->nacc;
+		run_part(c, 1);
 		failed = judge_round(c);
 		if (failed)
-			note_round(c, c->nacc);
+			break;
+		t0 = now();
+		plan_rshift(c, &r);
+		run_part(c, 2);
+		failed = judge_rround(c);
+		readers_s += now() - t0;
 		if (nrounds >= 10 && c->round % (nrounds / 10) == 0)
 			progress("model_concurrent", c->round, nrounds, start);
 	}
@@ -2116,25 +2614,88 @@ static void concurrent_run(void)
 	pthread_barrier_wait(&c->go);
 	pthread_join(th[0], NULL);
 	pthread_join(th[1], NULL);
+	sum = c->tally;
+	for (i = 0; i < READERS; i++) {
+		struct tally *t = &c->readers[i].tally;
+
+		pthread_join(c->readers[i].th, NULL);
+		sum.reads += t->reads;
+		sum.loads += t->loads;
+		sum.seeks += t->seeks;
+		sum.accesses += t->accesses;
+		for (k = 0; k < NCLASSES; k++)
+			sum.outcome[k] += t->outcome[k];
+		free(c->readers[i].buf);
+	}
 	if (failed)
-		note("seed %llu, round %lld of %lld; timing decides the orders, so the same seed replays the same operations, not always the same race",
-		     seed, c->round - 1, nrounds);
-	if (c->racy_reads || c->racy_rounds || c->eof_reads)
-		note("in all, %lld reads and %lld rounds that no order explains, %lld reads wrong only in size",
-		     c->racy_reads, c->racy_rounds, c->eof_reads);
-	report("model_concurrent", !failed,
-	       c->racy_reads || c->racy_rounds ? "RACE" :
-	       c->eof_reads ? "RACE_EOF" : "OK",
-	       "seed=%llu rounds=%lld accesses=%lld overlapped=%d racy_reads=%lld racy_rounds=%lld eof_reads=%lld seconds=%.0f",
-	       seed, c->round - 1, accesses, c->overlapped, c->racy_reads,
-	       c->racy_rounds, c->eof_reads, now() - start);
+		note("seed %llu, round %lld of %lld; timing decides the orders, so the same seed replays the same plans, not always the same race",
+		     seed, c->round, nrounds);
+	/* The bounds, for the rounds made, rounded up. */
+	for (k = 0; k < NCLASSES; k++) {
+		most[k] = (class_max[k] * (c->round - 1) + 99) / 100;
+		if (sum.outcome[k] > most[k])
+			note("%lld %s outcomes, more than the %lld allowed in %lld rounds (-a %s=%lld)",
+			     sum.outcome[k], class_names[k], most[k],
+			     c->round - 1, class_names[k], class_max[k]);
+	}
+	if (sum.reads < floor)
+		note("only %lld reads ran while a shift was in progress, fewer than the floor of %lld (-o): the run did not test the race",
+		     sum.reads, floor);
+	strcpy(notes, diag);
+	diag[0] = 0;
+	snprintf(extra, sizeof(extra),
+		 "seed=%llu rounds=%lld accesses=%lld seconds=%.0f readers_seconds=%.0f shift_ms=%.1f,%.1f",
+		 seed, c->round - 1, sum.accesses, now() - start, readers_s,
+		 c->shift_s[0] * 1000 / (c->round - 1 ? c->round - 1 : 1),
+		 c->shift_s[1] * 1000 / (c->round - 1 ? c->round - 1 : 1));
+	conc_case(notes, &given, "model_concurrent", !failed,
+		  failed ? "ERROR" : "OK", extra);
+	for (k = 0; k < NCLASSES; k++) {
+		snprintf(extra, sizeof(extra), "count=%lld max=%lld",
+			 sum.outcome[k], most[k]);
+		conc_case(notes, &given, class_cases[k],
+			  sum.outcome[k] <= most[k],
+			  sum.outcome[k] ? class_names[k] : "OK", extra);
+	}
+	snprintf(extra, sizeof(extra),
+		 "overlap: %lld reads, %lld mmap loads, %lld seeks (floor %lld reads)",
+		 sum.reads, sum.loads, sum.seeks, floor);
+	conc_case(notes, &given, "model_overlap", sum.reads >= floor,
+		  sum.reads >= floor ? "OK" : "FEW", extra);
+	if (!given)
+		fputs(notes, stdout);
+	free(notes);
 	close_target(&c->t);
+	close_target(&c->rt);
 }
 
 /* ------------------------------------------------------------------ */
-/* The crash workload and its checker. */
+/*
+ * The crash workload and its checker.
+ *
+ * The workload logs every step, so that the checker knows exactly which
+ * operations may be on disk and the harness where the crash landed:
+ *   crash NAME begin seed=S t=T
+ *   crash NAME start N KIND t=T	(KIND/EINVAL for an invalid shift)
+ *   crash NAME done N t=T		(N returned as it must)
+ *   crash NAME durable N t=T		(fsync or fdatasync N returned)
+ *   crash NAME point before|during|after N ... t=T	(the SysRq follows)
+ *   crash NAME miss N t=T		(shift N returned before the SysRq)
+ *   crash NAME end N t=T		(all operations done; waits)
+ *   crash NAME error ... / crash NAME exit ...
+ * T is CLOCK_MONOTONIC, one clock for every workload of the guest.
+ */
 
-static int log_fd = -1;
+#define TAG_OTHER	'O'	/* the second file's data */
+#define TAG_SECRET	'S'	/* the deleted file's, left in freed blocks */
+#define OTHER_BYTES	(64 * 1024)
+#define SECRET_BYTES	(2 * 1024 * 1024)
+
+static int log_fd = -1, sysrq_fd = -1;
+static const char *crash_at;	/* -X before, during or after; NULL: none */
+static long long crash_shift;	/* -T: at the valid shift numbered this */
+static char *crash_others;	/* -F: the workloads the crash must find busy */
+static int progress_fd = -1;
 
 /* One line of the crash log, on its way out before the caller goes on. */
 static void crash_log(const char *fmt, ...)
@@ -2144,39 +2705,197 @@ static void crash_log(const char *fmt, ...)
 	va_list ap;
 
 	va_start(ap, fmt);
-	n += vsnprintf(line + n, sizeof(line) - n - 1, fmt, ap);
+	n += vsnprintf(line + n, sizeof(line) - n - 32, fmt, ap);
 	va_end(ap);
-	if (n > (int)sizeof(line) - 2)
-		n = sizeof(line) - 2;
-	line[n++] = '\n';
+	if (n > (int)sizeof(line) - 32)
+		n = sizeof(line) - 32;
+	n += snprintf(line + n, 32, " t=%.6f\n", now());
 	if (write(log_fd, line, n) != n)
 		perror("fsmodel: crash log");
 	if (isatty(log_fd))
 		tcdrain(log_fd);
 }
 
-static int crash_workload(const char *log)
+/* Reboot now, by SysRq b: no sync, no unmount, as if the power failed. */
+static void crash_now(void)
 {
-	struct rng r = { seed };
+	if (write(sysrq_fd, "b", 1) != 1)
+		crash_log("error writing /proc/sysrq-trigger: %s", strerror(errno));
+	else
+		crash_log("error: SysRq b did not stop the machine");
+	exit(1);
+}
+
+/* DIR/NAME, @len bytes of data tagged @tag (by operation @opn), fsync'd. */
+static int write_pattern(const char *name, int tag, uint64_t opn,
+			 long long len)
+{
+	unsigned char *buf = xmalloc(len);
+	char path[PATH_MAX];
+	int fd, e;
+
+	snprintf(path, sizeof(path), "%s/%s", dir, name);
+	fill(buf, tag, opn, 0, len);
+	fd = open(path, O_WRONLY | O_CREAT | O_TRUNC, 0644);
+	e = fd < 0 ? errno : pwrite_all(fd, buf, len, 0);
+	if (!e && fsync(fd))
+		e = errno;
+	if (fd >= 0)
+		close(fd);
+	free(buf);
+	if (e)
+		note("%s: %s", path, strerror(e));
+	return e ? -1 : 0;
+}
+
+/*
+ * A "during" crash: the workload thread hands the helper the shift's
+ * number and a delay, then calls fallocate(); the helper sleeps that long
+ * and, if the shift still runs, reboots.  Otherwise it answers "missed"
+ * and the workload tries again at the next valid shift.
+ */
+static long long in_shift;	/* the shift being run, 0: none */
+static int arm_pipe[2], miss_pipe[2];
+
+struct arming {
+	long long n, us;
+};
+
+static void *crash_helper(void *unused)
+{
+	struct arming a;
+	struct timespec ts;
+
+	(void)unused;
+	while (read(arm_pipe[0], &a, sizeof(a)) == sizeof(a)) {
+		ts.tv_sec = a.us / 1000000;
+		ts.tv_nsec = a.us % 1000000 * 1000;
+		nanosleep(&ts, NULL);
+		if (__atomic_load_n(&in_shift, __ATOMIC_SEQ_CST) == a.n &&
+		    write(sysrq_fd, "b", 1) != 1)
+			break;
+		if (write(miss_pipe[1], "m", 1) != 1)
+			break;
+	}
+	return NULL;
+}
+
+/*
+ * /tmp/fsmodel-crash.NAME holds the last operation the workload of NAME
+ * finished (0: none yet, -1: all of them), for the leader to see that the
+ * others still make progress.
+ */
+static void progress_mark(long long n)
+{
+	if (pwrite(progress_fd, &n, sizeof(n), 0) != sizeof(n))
+		crash_log("error writing the progress file: %s", strerror(errno));
+}
+
+static long long progress_of(const char *name)
+{
+	char path[PATH_MAX];
+	long long n = 0;
+	int fd;
+
+	snprintf(path, sizeof(path), "/tmp/fsmodel-crash.%s", name);
+	fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		if (pread(fd, &n, sizeof(n), 0) != sizeof(n))
+			n = 0;
+		close(fd);
+	}
+	return n;
+}
+
+/*
+ * A pause of up to 200 ms before a planned crash, for the flusher and the
+ * journal to run or not; then wait until every other workload (-F) has
+ * finished one more operation, or all of them (one not yet begun must
+ * begin): a hung one is never cut off by the crash, it fails the run.
+ */
+static void crash_pause(struct rng *pr)
+{
+	struct timespec ts = { 0, below(pr, 200000) * 1000 }, ms = { 0, 1000000 };
+	char list[256], *name, *save;
+	long long was[8], k;
+	double t0;
+	int busy;
+
+	nanosleep(&ts, NULL);
+	if (!crash_others)
+		return;
+	snprintf(list, sizeof(list), "%s", crash_others);
+	for (k = 0, name = strtok_r(list, ",", &save); name && k < 8;
+	     name = strtok_r(NULL, ",", &save))
+		was[k++] = progress_of(name);
+	for (t0 = now(); ; nanosleep(&ms, NULL)) {
+		snprintf(list, sizeof(list), "%s", crash_others);
+		busy = 0;
+		for (k = 0, name = strtok_r(list, ",", &save); name && k < 8;
+		     name = strtok_r(NULL, ",", &save), k++) {
+			long long n = progress_of(name);
+
+			if (n == was[k] && n >= 0) {
+				busy = 1;
+				if (now() - t0 > 30) {
+					crash_log("error: %s finished no operation in 30 s (the last: %lld)",
+						  name, n);
+					exit(1);
+				}
+			}
+		}
+		if (!busy)
+			return;
+	}
+}
+
+/* Delete the secret's file, and make that durable: its blocks are free. */
+static int unlink_secret(int dfd)
+{
+	if (unlinkat(dfd, "fsmodel.secret", 0) || syncfs(dfd)) {
+		note("deleting %s/fsmodel.secret: %s", dir, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/* The setup and the operations, logged; never returns but by an error. */
+static int crash_run(void)
+{
+	struct rng r = { seed }, pr = { seed ^ 0x63726173680aULL };
+	long long i, nshift = 0, us;
+	double t0, fastest = 0;
+	struct arming a;
 	struct target t;
 	struct state m;
 	struct mix mx;
 	struct op op;
-	long long i;
-	int dfd;
+	pthread_t helper;
+	int dfd, plan, shift, err;
+	char c;
 
-	log_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY, 0644);
-	if (log_fd < 0) {
-		fprintf(stderr, "fsmodel: %s: %s\n", log, strerror(errno));
-		return 2;
+	snprintf(t.path, sizeof(t.path), "/tmp/fsmodel-crash.%s", fs_name);
+	progress_fd = open(t.path, O_RDWR | O_CREAT | O_TRUNC, 0644);
+	if (progress_fd < 0) {
+		crash_log("error: %s: %s", t.path, strerror(errno));
+		return 1;
 	}
+	progress_mark(0);
 	probe(&t);
 	mix_init(&mx, 1);
 	st_init(&m);
+	/*
+	 * Blocks that held a secret, freed for good before the workload: no
+	 * read of the file may ever show them.  Then a second file, which
+	 * must stay exactly as written.
+	 */
 	dfd = open(dir, O_RDONLY | O_DIRECTORY);
-	if (setup_target(&t, "fsmodel.crash") || fsync(t.fd) || dfd < 0 ||
-	    fsync(dfd)) {
-		crash_log("error creating the file: %s", diag[0] ? diag : strerror(errno));
+	if (dfd < 0 || write_pattern("fsmodel.secret", TAG_SECRET, 0xffffff, SECRET_BYTES) ||
+	    write_pattern("fsmodel.other", TAG_OTHER, 0, OTHER_BYTES) ||
+	    unlink_secret(dfd) || setup_target(&t, "fsmodel.crash") ||
+	    fsync(t.fd) || fsync(dfd) || pipe(arm_pipe) || pipe(miss_pipe) ||
+	    pthread_create(&helper, NULL, crash_helper, NULL)) {
+		crash_log("error in the setup: %s", diag[0] ? diag + 2 : strerror(errno));
 		return 1;
 	}
 	crash_log("begin seed=%llu", seed);
@@ -2184,138 +2903,377 @@ static int crash_workload(const char *log)
 	for (i = 1; i <= nops; i++) {
 		op.n = i;
 		gen_op(&r, &mx, m.size, &op);
-		crash_log("start %lld", i);
-		if (step(&t, &m, &op)) {
+		shift = (op.kind == K_COLLAPSE || op.kind == K_INSERT) && !op.expect;
+		nshift += shift;
+		plan = shift && crash_at && nshift >= crash_shift ? crash_at[0] : 0;
+		if (plan == 'b') {
+			crash_pause(&pr);
+			crash_log("point before %lld", i);
+			crash_now();
+		}
+		if (plan == 'd')
+			crash_pause(&pr);
+		crash_log("start %lld %s%s", i, kinds[op.kind].name,
+			  op.expect ? "/EINVAL" : "");
+		if (plan == 'd') {
+			/* Within the quickest shift so far: it still runs. */
+			us = 1 + below(&pr, fastest > 0 ? fastest * 0.8e6 : 2000);
+			crash_log("point during %lld delay=%lldus", i, us);
+			a.n = i;
+			a.us = us;
+			__atomic_store_n(&in_shift, i, __ATOMIC_SEQ_CST);
+			if (write(arm_pipe[1], &a, sizeof(a)) != sizeof(a)) {
+				crash_log("error arming the crash: %s", strerror(errno));
+				return 1;
+			}
+		}
+		t0 = now();
+		err = step(&t, &m, &op);
+		__atomic_store_n(&in_shift, 0, __ATOMIC_SEQ_CST);
+		if (shift && (!fastest || now() - t0 < fastest))
+			fastest = now() - t0;
+		if (err) {
 			crash_log("error at operation %lld: %s", i,
 				  strchr(diag, '\n') ? diag + 2 : diag);
 			fputs(diag, stdout);
 			return 1;
 		}
+		crash_log("done %lld", i);
+		progress_mark(i);
 		if (op.kind == K_FSYNC || op.kind == K_FDATASYNC)
 			crash_log("durable %lld", i);
+		if (plan == 'd') {
+			if (read(miss_pipe[0], &c, 1) != 1) {
+				crash_log("error: the crash helper is gone");
+				return 1;
+			}
+			crash_log("miss %lld", i);
+		}
+		if (plan == 'a') {
+			crash_pause(&pr);
+			crash_log("point after %lld", i);
+			crash_now();
+		}
 	}
 	crash_log("end %lld", nops);
-	return 0;
+	progress_mark(-1);
+	if (crash_at) {
+		crash_log("error: %lld operations ended before the crash point", nops);
+		return 1;
+	}
+	for (;;)
+		pause();
+}
+
+static int crash_workload(const char *log)
+{
+	int status;
+	pid_t pid;
+
+	log_fd = open(log, O_WRONLY | O_APPEND | O_CREAT | O_NOCTTY, 0644);
+	if (log_fd < 0) {
+		fprintf(stderr, "fsmodel: %s: %s\n", log, strerror(errno));
+		return 2;
+	}
+	if (crash_at)
+		sysrq_fd = open("/proc/sysrq-trigger", O_WRONLY);
+	if (crash_at && sysrq_fd < 0) {
+		crash_log("error: /proc/sysrq-trigger: %s", strerror(errno));
+		return 1;
+	}
+	/*
+	 * The workload never ends before the crash: a child does the work
+	 * and this process logs how it ended, whatever the cause (a signal
+	 * included), which fails the run.
+	 */
+	pid = fork();
+	if (pid == 0)
+		exit(crash_run());
+	while (pid > 0 && waitpid(pid, &status, 0) < 0)
+		if (errno != EINTR)
+			pid = -1;
+	if (pid < 0)
+		crash_log("error: fork or wait: %s", strerror(errno));
+	else if (WIFSIGNALED(status))
+		crash_log("exit signal %d", WTERMSIG(status));
+	else
+		crash_log("exit status %d", WEXITSTATUS(status));
+	return 1;
 }
 
 /*
- * Could @b at @x be a byte an operation in flight wrote, @x being where an
- * older extent map put the block it wrote to?  An overwrite in place is
- * not ordered with the journal: its data can reach the disk while a shift
- * before it does not, and then lands whole units away from where the
- * model has it.  Writes leave their pattern; punch, zero range and a
- * truncate (in the block past the new size) leave zeros.
+ * The checker's rules (docs/design.rst, "crash"), for the operations
+ * D+1..J after the last durable one, each applied or not:
+ *
+ * Blocks.  The model follows which block holds what: a write to a block
+ * that is a hole (or past EOF) gives it a new token, the block the
+ * filesystem allocates for it; an overwrite keeps the token, written in
+ * place; punch and truncate drop the tokens of the whole blocks they free;
+ * collapse and insert move tokens with the data; zero range keeps them
+ * (ext4 turns written blocks unwritten in place).  Then every block of
+ * the file after the crash must be, whole, either
+ *  - a hole (zeros), where one of the states after D..J has no token, or
+ *    on xfs at or past the offset of a shift in flight (xfs shifts one
+ *    extent per transaction, fs/xfs/xfs_bmap_util.c); or
+ *  - the contents some state after D..J gives one of the tokens the
+ *    states have at that place: an overwrite in place is not ordered
+ *    with the journal, so its data may show through an older extent map,
+ *    whole units away from where the model has it; a store through the
+ *    mapping may be torn (each byte the state's before or after it).
+ * ext4 shifts are one journal handle each (fs/ext4/extents.c): never
+ * half done, so no other hole.
+ * Size.  A size one of those states has, or for a write or a zero range
+ * in flight that grew the file a multiple of the block between the sizes
+ * before it and the largest after it (ext4 and xfs move the on-disk size
+ * as writeback completes; ext4 zero range as each allocation is made).
+ * Never a word of the second file or of the secret.  The second file
+ * whole, the secret's file gone.
  */
-static int inflight_byte(const struct op *ops, long long nin, long long x,
-			 unsigned char b)
+
+/* What @op does to the tokens @tk of the blocks. */
+static void tok_apply(int *tk, long long nblk, const struct op *op, int *next)
 {
-	long long i, lo, hi, p;
-	int tag;
+	long long b, end, sh;
 
-	for (i = 0; i < nin; i++) {
-		const struct op *op = &ops[i];
+	if (op->expect)
+		return;
+	switch (op->kind) {
+	case K_PWRITE:
+	case K_MWRITE:
+		for (b = op->off / blksz; b <= (op->off + op->len - 1) / blksz; b++)
+			if (!tk[b])
+				tk[b] = (*next)++;
+		break;
+	case K_TRUNCATE:
+		for (b = (op->len + blksz - 1) / blksz; b < nblk; b++)
+			tk[b] = 0;
+		break;
+	case K_PUNCH:
+		end = (op->off + op->len) / blksz;
+		for (b = (op->off + blksz - 1) / blksz; b < end && b < nblk; b++)
+			tk[b] = 0;
+		break;
+	case K_COLLAPSE:
+		b = op->off / blksz;
+		sh = op->len / blksz;
+		memmove(tk + b, tk + b + sh, (nblk - b - sh) * sizeof(*tk));
+		memset(tk + nblk - sh, 0, sh * sizeof(*tk));
+		break;
+	case K_INSERT:
+		b = op->off / blksz;
+		sh = op->len / blksz;
+		memmove(tk + b + sh, tk + b, (nblk - b - sh) * sizeof(*tk));
+		memset(tk + b, 0, sh * sizeof(*tk));
+		break;
+	default:
+		break;
+	}
+}
 
-		if (op->expect)
+/* The states after D..J, their tokens, and the operations between. */
+struct crash_states {
+	struct state *s;
+	int **tok;
+	const struct op *ops;	/* ops[k] leads from s[k] to s[k + 1] */
+	long long first;	/* s[0] is the state after operation first */
+	long long n, nblk;
+	int xfs;
+};
+
+static int crash_size_ok(const struct crash_states *cs, long long size)
+{
+	long long k, j, hi;
+
+	for (k = 0; k < cs->n; k++)
+		if (size == cs->s[k].size)
+			return 1;
+	for (k = 1; k < cs->n && size % blksz == 0; k++) {
+		if ((cs->ops[k - 1].kind != K_PWRITE &&
+		     cs->ops[k - 1].kind != K_ZERO) || cs->ops[k - 1].expect ||
+		    cs->s[k].size <= cs->s[k - 1].size)
 			continue;
-		tag = op->kind == K_PWRITE ? TAG_PWRITE :
-		      op->kind == K_MWRITE ? TAG_MWRITE : 0;
-		switch (op->kind) {
-		case K_PWRITE:
-		case K_MWRITE:
-		case K_PUNCH:
-		case K_ZERO:
-			lo = op->off;
-			hi = op->off + op->len;
-			break;
-		case K_TRUNCATE:
-			lo = op->len;
-			hi = op->len + blksz;
-			break;
-		default:
-			continue;
-		}
-		if (!tag && b)
-			continue;
-		for (p = lo + ((x - lo) % unit + unit) % unit; p < hi; p += unit)
-			if (!tag || (unsigned char)(word_of(tag, op->n, p) >>
-						    (8 * (p & 7))) == b)
-				return 1;
+		for (hi = 0, j = k; j < cs->n; j++)
+			hi = cs->s[j].size > hi ? cs->s[j].size : hi;
+		if (size > cs->s[k - 1].size && size < hi)
+			return 1;
 	}
 	return 0;
 }
 
-/*
- * The file after a crash, with operations D+1..J (@ops, @nin of them)
- * possibly in flight and s[0..n) the states after D..J:
- *  - its size between the smallest and the largest of theirs;
- *  - every byte one of theirs at that offset (a state's bytes past its
- *    size are zeros), or a byte an operation in flight wrote, displaced by
- *    whole units (inflight_byte());
- *  - a sector of zeros only where the states differ in that sector, or all
- *    hold zeros there: the place of an operation that may be half done, a
- *    shift that moved part of the extents, data written back without its
- *    size.  Where all states agree, the file must agree: that is what the
- *    last fsync made durable.
+/* Is byte @y of state @j a byte a store through the mapping, from state
+ * @j - 1 or to state @j + 1, may have left torn as @b?
  */
-static int judge_crash(const struct state *s, long long n,
-		       const struct op *ops, long long nin,
-		       const unsigned char *got, long long size)
+static int torn_byte(const struct crash_states *cs, long long j, long long y,
+		     unsigned char b)
 {
-	long long lo = LLONG_MAX, hi = 0, k, x, sec, end;
+	const struct op *op;
 
-	for (k = 0; k < n; k++) {
-		lo = s[k].size < lo ? s[k].size : lo;
-		hi = s[k].size > hi ? s[k].size : hi;
+	if (j > 0) {
+		op = &cs->ops[j - 1];
+		if (op->kind == K_MWRITE && !op->expect && y >= op->off &&
+		    y < op->off + op->len && cand_byte(&cs->s[j - 1], y) == b)
+			return 1;
 	}
-	if (size < lo || size > hi) {
-		note("size %lld, the states allow %lld..%lld", size, lo, hi);
-		return -1;
-	}
-	for (sec = 0; sec < size; sec = end) {
-		int zeros = 1, differ = 0, allzero = 1;
-
-		end = sec + SECTOR < size ? sec + SECTOR : size;
-		for (x = sec; x < end; x++) {
-			int seen = 0;
-
-			zeros &= !got[x];
-			for (k = 0; k < n; k++) {
-				seen |= cand_byte(&s[k], x) == got[x];
-				differ |= cand_byte(&s[k], x) != cand_byte(&s[0], x);
-				allzero &= !cand_byte(&s[k], x);
-			}
-			if (!seen && !inflight_byte(ops, nin, x, got[x]))
-				goto bad_byte;
-		}
-		if (zeros && !differ && !allzero) {
-			note("the sector at %lld reads zeros; every possible state has data there (durable since the last fsync)",
-			     sec);
-			goto show;
-		}
-		continue;
-bad_byte:
-		note("byte %lld is 0x%02x: no possible state has it there, and no operation in flight wrote it",
-		     x, got[x]);
-		sec = x;
-show:
-		if ((sec & ~7LL) + 8 <= size) {
-			uint64_t w;
-
-			memcpy(&w, got + (sec & ~7LL), 8);
-			note("  the file's word at %lld is %s", sec & ~7LL,
-			     describe(w));
-		}
-		for (k = 0; k < n; k++) {
-			uint64_t w = 0;
-
-			if ((sec & ~7LL) + 8 <= s[k].size)
-				memcpy(&w, s[k].data + (sec & ~7LL), 8);
-			note("  after operation %lld: %s", ops[0].n - 1 + k,
-			     describe(w));
-		}
-		return -1;
+	if (j + 1 < cs->n) {
+		op = &cs->ops[j];
+		if (op->kind == K_MWRITE && !op->expect && y >= op->off &&
+		    y < op->off + op->len && cand_byte(&cs->s[j + 1], y) == b)
+			return 1;
 	}
 	return 0;
+}
+
+/* Are the @len bytes @got what state @j has in its block @q? */
+static int block_is(const struct crash_states *cs, long long j, long long q,
+		    const unsigned char *got, long long len)
+{
+	long long i, y;
+
+	for (i = 0; i < len; i++) {
+		y = q * blksz + i;
+		if (got[i] != cand_byte(&cs->s[j], y) &&
+		    !torn_byte(cs, j, y, got[i]))
+			return 0;
+	}
+	return 1;
+}
+
+/*
+ * Block @g of the file, @len bytes at @got: the state whose version of a
+ * token it is (0..n-1), n for a hole, or -1 if nothing explains it.
+ */
+static long long explain_block(const struct crash_states *cs, long long g,
+			       const unsigned char *got, long long len)
+{
+	long long k, j, q, i;
+	int t, zeros = 1, hole = 0;
+
+	for (i = 0; i < len; i++)
+		zeros &= !got[i];
+	for (k = 0; k < cs->n; k++) {
+		hole |= !cs->tok[k][g];
+		if (cs->xfs && k + 1 < cs->n &&
+		    (cs->ops[k].kind == K_COLLAPSE || cs->ops[k].kind == K_INSERT) &&
+		    !cs->ops[k].expect && g * blksz >= cs->ops[k].off)
+			hole = 1;
+	}
+	if (zeros && hole)
+		return cs->n;
+	for (k = 0; k < cs->n; k++) {
+		t = cs->tok[k][g];
+		for (j = cs->n - 1; t && j >= 0; j--)
+			for (q = 0; q < cs->nblk; q++)
+				if (cs->tok[j][q] == t && block_is(cs, j, q, got, len))
+					return j;
+	}
+	return -1;
+}
+
+/* Note what block @g holds and what the states have there. */
+static void note_block(const struct crash_states *cs, long long g,
+		       const unsigned char *got, long long len)
+{
+	long long k, x = g * blksz, i;
+	uint64_t w = 0;
+
+	for (i = 0; i + 8 <= len; i += 8) {
+		memcpy(&w, got + i, 8);
+		if (w)
+			break;
+	}
+	if (i + 8 > len)
+		i = w = 0;
+	note("block %lld (file offset %lld): no state explains it; its first word with data, at %lld, is %s",
+	     g, x, x + i, describe(w));
+	for (k = 0; k < cs->n && k < 12; k++) {
+		w = 0;
+		if (x + i + 8 <= cs->s[k].size)
+			memcpy(&w, cs->s[k].data + x + i, 8);
+		note("  after operation %lld: %s (token %d)",
+		     cs->first + k, describe(w), cs->tok[k][g]);
+	}
+}
+
+/*
+ * The file after a crash: 0 if the rules allow it, else -1 after noting
+ * why.  @found gets which states it shows.
+ */
+static int judge_crash(const struct crash_states *cs, const unsigned char *got,
+		       long long size, char *found, size_t foundlen)
+{
+	long long g, x, len, v, lo = LLONG_MAX, hi = -1, holes = 0, k;
+	long long first = cs->first;
+	uint64_t w;
+
+	for (x = 0; x + 8 <= size; x += 8) {
+		memcpy(&w, got + x, 8);
+		if (w >> 56 == TAG_SECRET || w >> 56 == TAG_OTHER) {
+			note("the word at %lld is the %s: 0x%016llx", x,
+			     w >> 56 == TAG_SECRET ? "secret of the deleted file" :
+			     "second file's data", (unsigned long long)w);
+			return -1;
+		}
+	}
+	if (!crash_size_ok(cs, size)) {
+		note("size %lld: no state after operations %lld..%lld has it, nor a write in flight",
+		     size, first, first + cs->n - 1);
+		return -1;
+	}
+	for (k = cs->n - 1; k >= 0; k--)
+		if (size == cs->s[k].size && !memcmp(got, cs->s[k].data, size)) {
+			snprintf(found, foundlen, "state:%lld", first + k);
+			return 0;
+		}
+	for (g = 0; g * blksz < size; g++) {
+		len = size - g * blksz < blksz ? size - g * blksz : blksz;
+		v = explain_block(cs, g, got + g * blksz, len);
+		if (v < 0) {
+			note_block(cs, g, got + g * blksz, len);
+			return -1;
+		}
+		if (v == cs->n) {
+			holes++;
+			continue;
+		}
+		lo = v < lo ? v : lo;
+		hi = v > hi ? v : hi;
+	}
+	if (hi < 0)
+		snprintf(found, foundlen, "holes:%lld", holes);
+	else
+		snprintf(found, foundlen, "blocks:%lld..%lld,holes:%lld",
+			 first + lo, first + hi, holes);
+	return 0;
+}
+
+/* The second file whole, the secret's gone: 0, or -1 after a note. */
+static int crash_neighbours(void)
+{
+	unsigned char *want = xmalloc(OTHER_BYTES), *got = xmalloc(OTHER_BYTES + 1);
+	char path[PATH_MAX];
+	long long n = -ENOENT;
+	int fd, bad;
+
+	snprintf(path, sizeof(path), "%s/fsmodel.other", dir);
+	fd = open(path, O_RDONLY);
+	if (fd >= 0) {
+		n = pread_all(fd, got, OTHER_BYTES + 1, 0);
+		close(fd);
+	}
+	fill(want, TAG_OTHER, 0, 0, OTHER_BYTES);
+	bad = n != OTHER_BYTES;
+	if (bad)
+		note("%s: %lld bytes (or -errno), not %d", path, n, OTHER_BYTES);
+	else
+		bad = !same_bytes(path, got, want, 0, n);
+	snprintf(path, sizeof(path), "%s/fsmodel.secret", dir);
+	if (!access(path, F_OK) || errno != ENOENT) {
+		note("%s is there, after its deletion was made durable", path);
+		bad = 1;
+	}
+	free(want);
+	free(got);
+	return bad ? -1 : 0;
 }
 
 /* After the crash: @durable the last operation made durable, @last the
@@ -2324,7 +3282,8 @@ show:
 static void crash_check(long long durable, long long last)
 {
 	struct rng r = { seed };
-	struct target t;
+	struct crash_states cs;
+	struct target t = { .fd = -1 };
 	struct state m, *s;
 	struct mix mx;
 	struct op op;
@@ -2332,54 +3291,58 @@ static void crash_check(long long durable, long long last)
 	long long i, n = hi - lo + 1, size;
 	unsigned char *got = xmalloc(cap + 1);
 	struct op *ops = xmalloc(n * sizeof(*ops));
-	char path[PATH_MAX];
-	int fd, ok;
+	char path[PATH_MAX], found[96] = "none";
+	int fd, ok, next = 1, *tok;
 
 	probe(&t);
 	mix_init(&mx, 1);
 	st_init(&m);
-	s = xmalloc(n * sizeof(*s));
-	for (i = 0; i < n; i++)
+	cs.n = n;
+	cs.first = lo;
+	cs.nblk = (cap + blksz - 1) / blksz + 1;
+	cs.ops = ops;
+	cs.xfs = !strcmp(t.type, "xfs");
+	cs.s = s = xmalloc(n * sizeof(*s));
+	cs.tok = xmalloc(n * sizeof(*cs.tok));
+	tok = xmalloc(cs.nblk * sizeof(*tok));
+	for (i = 0; i < n; i++) {
 		st_init(&s[i]);
-	/* Replay the workload on the model alone, keeping states lo..hi and
-	 * the operations lo+1..hi.
+		cs.tok[i] = xmalloc(cs.nblk * sizeof(*tok));
+	}
+	/* Replay the workload on the model alone, keeping states lo..hi, their
+	 * tokens and the operations lo+1..hi.
 	 */
 	for (i = 0; i <= hi; i++) {
 		if (i) {
 			op.n = i;
 			gen_op(&r, &mx, m.size, &op);
 			apply(&m, &op, got, 0);
+			tok_apply(tok, cs.nblk, &op, &next);
 			if (i > lo)
 				ops[i - lo - 1] = op;
 		}
-		if (i >= lo)
+		if (i >= lo) {
 			st_copy(&s[i - lo], &m);
+			memcpy(cs.tok[i - lo], tok, cs.nblk * sizeof(*tok));
+		}
 	}
+	ok = !crash_neighbours();
 	snprintf(path, sizeof(path), "%s/fsmodel.crash", dir);
 	fd = open(path, O_RDONLY);
 	if (fd < 0) {
-		ok = errno == ENOENT && durable < 0;
-		if (!ok)
-			note("open %s: %s, after its creation was durable", path,
-			     strerror(errno));
-		report("crash", ok, "OK", "seed=%llu durable=%lld last=%lld file=none",
-		       seed, durable, last);
-		return;
-	}
-	size = pread_all(fd, got, cap + 1, 0);
-	close(fd);
-	if (size < 0 || size > maxlen) {
-		note("reading %s: %lld", path, size);
+		note("open %s: %s, after its creation was durable", path,
+		     strerror(errno));
 		ok = 0;
-	} else if (last <= durable) {
-		/* Nothing started after the last fsync: exactly its state. */
-		ok = size == s[0].size;
-		if (!ok)
-			note("size %lld, the durable state has %lld", size, s[0].size);
-		else
-			ok = same_bytes("the file", got, s[0].data, 0, size);
+		size = -1;
 	} else {
-		ok = !judge_crash(s, n, ops, n - 1, got, size);
+		size = pread_all(fd, got, cap + 1, 0);
+		close(fd);
+		if (size < 0 || size > maxlen) {
+			note("reading %s: %lld", path, size);
+			ok = 0;
+		} else if (judge_crash(&cs, got, size, found, sizeof(found))) {
+			ok = 0;
+		}
 	}
 	if (!ok) {
 		note("seed %llu: durable %lld, operations %lld..%lld possibly in flight:",
@@ -2398,8 +3361,8 @@ static void crash_check(long long durable, long long last)
 			}
 		}
 	}
-	report("crash", ok, "OK", "seed=%llu durable=%lld last=%lld states=%lld size=%lld",
-	       seed, durable, last, n, size);
+	report("crash", ok, "OK", "seed=%llu durable=%lld last=%lld states=%lld size=%lld found=%s",
+	       seed, durable, last, n, size, found);
 }
 
 /* ------------------------------------------------------------------ */
@@ -2434,6 +3397,26 @@ static long long number(const char *s)
 	return v;
 }
 
+/* -a CLASS=N: at most N outcomes of CLASS in the concurrent run. */
+static void allow(char *arg)
+{
+	char *eq = strchr(arg, '=');
+	int k;
+
+	for (k = 0; eq && k < NCLASSES; k++) {
+		if (!strncmp(arg, class_names[k], eq - arg) &&
+		    !class_names[k][eq - arg]) {
+			class_max[k] = number(eq + 1);
+			return;
+		}
+	}
+	fprintf(stderr, "fsmodel: -a wants CLASS=N, CLASS one of:");
+	for (k = 0; k < NCLASSES; k++)
+		fprintf(stderr, " %s", class_names[k]);
+	fprintf(stderr, "\n");
+	usage(2);
+}
+
 static void leave_out(char *list)
 {
 	char *name;
@@ -2465,7 +3448,7 @@ int main(int argc, char **argv)
 	struct target t;
 	struct timespec ts;
 
-	while ((opt = getopt_long(argc, argv, "d:u:b:f:S:n:c:m:k:x:l:D:J:P:vh",
+	while ((opt = getopt_long(argc, argv, "d:u:b:f:S:n:c:m:k:x:l:D:J:X:T:F:P:a:o:vh",
 				  longs, NULL)) != -1) {
 		switch (opt) {
 		case 'd': dir = optarg; break;
@@ -2481,7 +3464,12 @@ int main(int argc, char **argv)
 		case 'l': log = optarg; break;
 		case 'D': durable = number(optarg); break;
 		case 'J': last = number(optarg); break;
+		case 'X': crash_at = optarg; break;
+		case 'T': crash_shift = number(optarg); break;
+		case 'F': crash_others = optarg; break;
 		case 'P': pressure_mib = number(optarg); break;
+		case 'a': allow(optarg); break;
+		case 'o': overlap_floor = number(optarg); break;
 		case 'M': memfd_mode = 1; break;
 		case 'v': verbose = 1; break;
 		case 'W': case 'C': mode = opt; break;
@@ -2493,7 +3481,10 @@ int main(int argc, char **argv)
 	if ((!dir && !memfd_mode) || optind != argc || unit < SECTOR ||
 	    blksz < SECTOR || unit % blksz || nops < 0 || nrounds < 0 ||
 	    check_every < 1 || pressure_mib < 0 || (memfd_mode && mode) ||
-	    (mode == 'W' && !log) || (mode == 'C' && (durable < -1 || last < -1)))
+	    (mode == 'W' && !log) ||
+	    (crash_at && (mode != 'W' || crash_shift < 2 ||
+			  (strcmp(crash_at, "before") && strcmp(crash_at, "during") &&
+			   strcmp(crash_at, "after")))) || (mode == 'C' && (durable < -1 || last < -1)))
 		usage(2);
 	if (!maxlen)
 		maxlen = 16 * unit > 64 * 1024 ? 16 * unit : 64 * 1024;
@@ -2508,7 +3499,7 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (mode == 'W')
 		return crash_workload(log);
-	printf("1..%d\n", mode == 'C' ? 1 : nrounds ? 2 : 1);
+	printf("1..%d\n", mode == 'C' ? 1 : nrounds ? 1 + CONC_CASES : 1);
 	if (mode == 'C') {
 		crash_check(durable, last);
 		return nfailed ? 1 : 0;
