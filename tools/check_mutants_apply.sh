@@ -25,5 +25,5 @@ for m in "$@"; do
 		failed=$((failed + 1))
 	fi
 done
-echo "mutants-apply: $passed passed, $failed failed"
+echo "mutants-apply: $passed passed, $failed failed, 0 skipped"
 [ "$failed" -eq 0 ]

@@ -88,21 +88,21 @@ def main():
         rc, out = judge(tmp, GOOD, SKIPS)
         if rc == 0 and 'ERROR' not in out:
             passed += 1
-            print('vmtest-report: ok the good run passes')
+            print('verdicts: ok the good run passes')
         else:
             failed += 1
-            print(f'vmtest-report: FAIL the good run (exit {rc}):\n{out}')
+            print(f'verdicts: FAIL the good run (exit {rc}):\n{out}')
         for name, results, skips, want in BROKEN:
             rc, out = judge(tmp, results, skips)
             if rc == 1 and any(l.startswith('vmtest: ERROR: ') and want in l
                                for l in out.splitlines()):
                 passed += 1
-                print(f'vmtest-report: ok {name}: fails')
+                print(f'verdicts: ok {name}: fails')
             else:
                 failed += 1
-                print(f'vmtest-report: FAIL {name}: exit {rc}, no "{want}":'
+                print(f'verdicts: FAIL {name}: exit {rc}, no "{want}":'
                       f'\n{out}')
-    print(f'vmtest-report: {passed} passed, {failed} failed, 0 skipped')
+    print(f'verdicts: {passed} passed, {failed} failed, 0 skipped')
     return 1 if failed else 0
 
 

@@ -1393,6 +1393,7 @@ static long long proc_field(const char *file, const char *key)
  * time beside the model run instead of stalling it in long bursts.
  */
 #define PRESSURE_STEP_US	50000
+#define PRESSURE_WAIT_S		300	/* -P: the longest wait for a swapped page */
 
 static void touch_forever(long long bytes)
 {
@@ -1522,7 +1523,14 @@ static void model_run(struct target *t)
 	st_init(&m);
 	mix_init(&mx, 0);
 	nhistory = 0;
-	for (i = 1; i <= nops && !failed; i++) {
+	/*
+	 * Under -P the run goes on past -n until a page of the file has been
+	 * found in swap (at most PRESSURE_WAIT_S): on an idle host -n
+	 * operations can end before reclaim reaches the file.
+	 */
+	for (i = 1; !failed && (i <= nops || (pressure_mib && !swapped &&
+					      now() - start < PRESSURE_WAIT_S));
+	     i++) {
 		double t0 = now();
 
 		op.n = i;
@@ -1551,6 +1559,8 @@ static void model_run(struct target *t)
 		if (nops >= 10 && i % (nops / 10) == 0)
 			progress(model_case(), i, nops, start);
 	}
+	if (!failed && i - 1 > nops)
+		failed = check_file(t, &m, "whole-file check");
 	/* Where the time went: the operation mix is a budget. */
 	printf("# fsmodel: %s: operations, count and mean time:", fs_name);
 	for (k = 0; k < NKINDS; k++)
@@ -1637,12 +1647,13 @@ static void model_run(struct target *t)
 #define MAX_ACCESSES	12
 #define READERS		4	/* reader threads of the second part */
 /*
- * fsmodel.reads: at most 1 MiB on tmpfs, whose shift never sleeps: it
- * overlaps a read only when preempted, so it must move many entries; a
- * quarter of that elsewhere, where shifts wait for the disk and f2fs
+ * fsmodel.reads: at most 4 MiB on tmpfs, whose shift never sleeps: it
+ * overlaps a read only when preempted, so it must move many entries (1
+ * MiB gave too few overlapping reads on an idle host); 256 KiB elsewhere,
+ * where shifts wait for the disk and f2fs
  * moves block by block.
  */
-#define READ_FILE_TMPFS	(1 << 20)
+#define READ_FILE_TMPFS	(4 << 20)
 #define READ_FILE	(256 << 10)
 #define READ_PAGES	64	/* a pread of the second part: at most */
 #define READS_AFTER	2	/* reads a reader makes once the shift returned */
