@@ -31,17 +31,24 @@ TEST_CRASH_COUNT := 3
 # make bench boots the same kernel (KERNEL= another); QUICK=1 for the short
 # run, SIZES= for other file sizes in MiB.  Not part of make test.  The
 # debug options slow the kernel side several times over: make bench-kernel
-# builds the series without them, for KERNEL=$(BENCH_KERNEL).
+# builds the series without them, for KERNEL=$(BENCH_KERNEL).  The
+# fill-path part of make bench compares that kernel with the same
+# configuration without the series (make bench-base-kernel, from a
+# worktree of the tree at tag base), side by side in one run.
 KERNEL ?= $(VMTEST_KERNEL)
+BENCH_FRAGMENTS := kconfig/bench.config kconfig/guest.config
 BENCH_DIR := build/bench-kernel
 BENCH_KERNEL := $(BENCH_DIR)/arch/x86/boot/bzImage
+BASE_TREE := build/linux-base
+BASE_DIR := build/bench-base
+BASE_KERNEL := $(BASE_DIR)/arch/x86/boot/bzImage
 QUICK ?=
 SIZES ?=
 
 CHECK_STAGES := checkpatch prefixes docs mutants-apply verdicts
 TEST_STAGES  := kunit vmtest crashtest $(CHECK_STAGES)
 
-.PHONY: help deps tree export kunit vmtest crashtest bench bench-kernel check $(CHECK_STAGES) mutants test clean distclean
+.PHONY: help deps tree export kunit vmtest crashtest bench bench-kernel bench-base-kernel check $(CHECK_STAGES) mutants test clean distclean
 
 help:
 	@echo 'make deps       install the Debian packages (pinned $(KERNEL_PKG) $(KERNEL_VERSION))'
@@ -50,8 +57,10 @@ help:
 	@echo 'make kunit      build the series kernel (debug config) and run every KUnit suite in QEMU x86_64'
 	@echo 'make vmtest     boot that kernel in QEMU: the conformance matrix and the model checker (FS=xfs: one; LONG=1)'
 	@echo 'make crashtest  kill the guest amid collapse/insert on ext4 and xfs COUNT=20 times; fsck, check the file'
-	@echo 'make bench      time collapse/insert against a user-space shift on ext4, xfs, f2fs, tmpfs (QUICK=1: short)'
+	@echo 'make bench      time collapse/insert against a user-space shift on ext4, xfs, f2fs, tmpfs (QUICK=1: short),'
+	@echo '                then the tmpfs fill path (faults, writes, hole reads) with and without the series'
 	@echo 'make bench-kernel  build the series without debug options, for make bench KERNEL=$(BENCH_KERNEL)'
+	@echo 'make bench-base-kernel  the same kernel without the series (make bench compares their tmpfs fill path)'
 	@echo 'make check      checkpatch, prefix builds (W=1, sparse), docs, mutants-apply and verdicts: the five below'
 	@echo 'make checkpatch checkpatch.pl --strict on every patch'
 	@echo 'make prefixes   every prefix of the series builds its touched objects W=1 and sparse clean'
@@ -84,11 +93,16 @@ vmtest:
 crashtest:
 	@tools/stage.sh crashtest tools/crashtest.sh $(VMTEST_KERNEL) $(COUNT)
 
-bench:
+bench: bench-kernel bench-base-kernel
 	@QUICK="$(QUICK)" SIZES="$(SIZES)" tools/bench.sh $(KERNEL)
+	@tools/bench-fill.sh $(BENCH_KERNEL) $(BASE_KERNEL)
 
 bench-kernel: tree
-	@tools/bench-kernel.sh $(TREE) $(BENCH_DIR) kunit/collapse.kunitconfig kconfig/guest.config
+	@tools/bench-kernel.sh $(TREE) $(BENCH_DIR) $(BENCH_FRAGMENTS)
+
+bench-base-kernel: tree
+	@tools/base-tree.sh $(TREE) $(BASE_TREE)
+	@tools/bench-kernel.sh $(BASE_TREE) $(BASE_DIR) $(BENCH_FRAGMENTS)
 
 check: tree
 	@MAKE="$(MAKE)" tools/run_stages.sh check $(CHECK_STAGES)
@@ -118,7 +132,7 @@ clean:
 	rm -rf build/logs build/mutants build/check build/kunit.* build/kunit-console.log
 	rm -rf build/vmtest build/vmtest.log build/vmtest-console.log build/vmtest-table.txt
 	rm -rf build/crashtest build/crashtest.log
-	rm -rf build/bench
+	rm -rf build/bench build/bench-fill
 	rm -rf $(KUNIT_DIR)
 
 distclean:

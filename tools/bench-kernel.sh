@@ -1,10 +1,11 @@
 #!/bin/sh
-# `make bench-kernel`: build the series kernel without the debug options
-# (KASAN, lockdep, UBSAN, DEBUG_VM) of `make kunit`, to time with
-# `make bench KERNEL=...`: those options slow the kernel side of a
-# collapse several times over, and not the user-space copy it is compared
-# with.  The KUnit suites are built in but do not run (the guest boots
-# with kunit.enable=0).
+# `make bench-kernel` and `make bench-base-kernel`: build a kernel tree
+# (the series, or the tree without it) without the debug options (KASAN,
+# lockdep, UBSAN, DEBUG_VM) of `make kunit`, to time with `make bench`:
+# those options slow the kernel side of a collapse several times over,
+# and not the user-space copy it is compared with.  Both use the same
+# fragments (kconfig/bench.config, kconfig/guest.config), so that they
+# differ in the series only.
 #
 # usage: tools/bench-kernel.sh TREE BUILD_DIR FRAGMENT...
 set -eu

@@ -131,8 +131,14 @@ judge_kunit() {
 # outputs under $out/$1; $3: the Expect header.
 judge_vmtest() {
 	rep=$out/$1.report
+	# A mutant that hangs the guest is only caught by the timeout: make
+	# it MUTANT_HANG_TIMEOUT seconds (default 300, about eight times what
+	# one tmpfs row takes), not the whole matrix's bound.
+	timeout=${VMTEST_TIMEOUT:-}
+	[ "$3" = hang ] && timeout=${MUTANT_HANG_TIMEOUT:-300}
 	# shellcheck disable=SC2086 # $2 is a list of filesystem names
-	if VMTEST_OUT="$out/$1.vmtest" "$top/tools/vmtest.sh" \
+	if VMTEST_OUT="$out/$1.vmtest" VMTEST_TIMEOUT=$timeout \
+		"$top/tools/vmtest.sh" \
 		"$build_dir/arch/x86/boot/bzImage" $2 >"$rep" 2>&1 </dev/null; then
 		echo "survived: every case passed"
 	elif grep -q '^vmtest: ERROR: timeout' "$rep"; then

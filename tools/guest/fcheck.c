@@ -1110,6 +1110,125 @@ static void case_pageout(int mode, const char *name)
 	report(name, answer, 0, 0, NULL);
 }
 
+/* A counter of /proc/vmstat (0 if missing). */
+static long long vmstat(const char *field)
+{
+	long long value = 0;
+	char line[128];
+	size_t n = strlen(field);
+	FILE *f = fopen("/proc/vmstat", "r");
+
+	while (f && fgets(line, sizeof(line), f))
+		if (!strncmp(line, field, n) && line[n] == ' ')
+			value = atoll(line + n + 1);
+	if (f)
+		fclose(f);
+	return value;
+}
+
+/* Is the directory under test a tmpfs mount with huge pages (huge=)? */
+static int on_huge_tmpfs(void)
+{
+	char line[1024], mnt[512], opts[512];
+	FILE *f = fopen("/proc/mounts", "r");
+	int huge = 0;
+
+	while (f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %511s tmpfs %511s", mnt, opts) == 2 &&
+		    !strcmp(mnt, dir) && strstr(opts, "huge=") &&
+		    !strstr(opts, "huge=never"))
+			huge = 1;
+	if (f)
+		fclose(f);
+	return huge;
+}
+
+/*
+ * A huge folio swapped out whole stays in the swap cache as one large
+ * folio until reclaim frees it, while a shift by a single page splits the
+ * file's large swap entry and moves the small entries off the folio's
+ * alignment.  A read of a moved page must still return with the moved
+ * data, however the swap cache holds it: swap-in once assumed that small
+ * entries of a large swap-cache folio stay aligned with it, and looped
+ * forever in the kernel (no signal ends it).  The read therefore runs in
+ * a child, given PAGEOUT_HUGE_SECONDS.
+ */
+#define PAGEOUT_HUGE_SECONDS 20
+
+static void case_pageout_huge(int mode, const char *name)
+{
+	long long pg = sysconf(_SC_PAGESIZE), size = 4 << 20, off = pg;
+	long long overhead, thp_out, i;
+	unsigned char *map, *got;
+	struct model m;
+	int fd, answer, status;
+	pid_t child;
+	double start;
+
+	if (!on_huge_tmpfs()) {
+		report(name, ANSWER_SKIP, 0, 0,
+		       "no huge folios to swap out whole: not a tmpfs mount with huge=");
+		return;
+	}
+	map = build_mapped(name, size, PROT_READ, &m, &fd, &overhead);
+	if (!map)
+		return;
+	printf("# %s: %lld kB of shmem in huge folios\n", name,
+	       meminfo_kb("ShmemHugePages:"));
+	thp_out = vmstat("thp_swpout");
+	if (madvise(map, size, MADV_PAGEOUT))
+		fail("madvise(MADV_PAGEOUT): %s", strerror(errno));
+	munmap(map, size);
+	thp_out = vmstat("thp_swpout") - thp_out;
+	printf("# %s: %lld huge folios swapped out whole\n", name, thp_out);
+	if (thp_out < 1)
+		fail("setup: MADV_PAGEOUT swapped out no huge folio whole (swap on? CONFIG_THP_SWAP?)");
+
+	answer = xfallocate(fd, mode, off, pg);
+	model_shift(&m, answer, mode, off, pg);
+
+	got = mmap(NULL, size + pg, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (got == MAP_FAILED) {
+		fail("mmap: %s", strerror(errno));
+		goto out;
+	}
+	child = fork();
+	if (child == 0)
+		_exit(pread(fd, got, m.size, 0) != m.size);
+	if (child < 0) {
+		fail("fork: %s", strerror(errno));
+		goto unmap;
+	}
+	start = now();
+	while (waitpid(child, &status, WNOHANG) == 0) {
+		if (now() - start > PAGEOUT_HUGE_SECONDS) {
+			fail("a read after the shift has not returned in %d s (swap-in loops on the moved entries)",
+			     PAGEOUT_HUGE_SECONDS);
+			goto unmap;
+		}
+		usleep(10000);
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fail("the read after the shift failed or came short");
+		goto unmap;
+	}
+	for (i = 0; i < m.size; i++)
+		if (got[i] != m.data[i]) {
+			fail("read after the shift: byte %lld is %#x, expected %#x",
+			     i, got[i], m.data[i]);
+			break;
+		}
+	verify(fd, &m, overhead, 1, "after the call");
+unmap:
+	munmap(got, size + pg);
+out:
+	close(fd);
+	unlink(path);
+	model_free(&m);
+	report(name, answer, 0, 0, NULL);
+}
+
 /* ------------------------------------------------------------------ */
 /* Is the filesystem under test tmpfs (what shmem cases need)? */
 static int on_tmpfs(void)
@@ -1736,6 +1855,8 @@ int main(int argc, char **argv)
 	case_mmap(INSERT, "mmap_insert");
 	case_pageout(COLLAPSE, "pageout_collapse");
 	case_pageout(INSERT, "pageout_insert");
+	case_pageout_huge(COLLAPSE, "pageout_huge_collapse");
+	case_pageout_huge(INSERT, "pageout_huge_insert");
 	case_userfaultfd(COLLAPSE, "userfaultfd_collapse");
 	case_userfaultfd(INSERT, "userfaultfd_insert");
 	case_sysv_shm(COLLAPSE, "sysv_shm_collapse");
