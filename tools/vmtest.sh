@@ -122,6 +122,13 @@ pressure=${FSMODEL_PRESSURE:-8}
 memfd_size=$((8 << 20))
 pressure_ops=$((ops / 20))
 [ "$pressure_ops" -ge 5000 ] || pressure_ops=5000
+# The swap row's memory.high in KiB (fsmodel -H): below the concurrent
+# run's 4 MiB read file and its own buffers, so that reclaim swaps the
+# file out while shifts move it.
+swap_high=${FSMODEL_SWAP_HIGH:-12288}
+# Reclaim at every step makes its rounds about ten times slower: a fifth
+# of the rounds.
+swap_rounds=$((rounds / 5))
 
 # The guests: VMTEST_GUESTS of them (default 2, at most one per host CPU)
 # run side by side, each on the filesystems dealt to it in table order, so
@@ -174,6 +181,11 @@ for name in $selected; do
 		echo "$name $type $opts $check" >>"$conf"
 		# A second line: the guest mounts the filesystem again for fsmodel.
 		echo "$name $type $opts $model" >>"$conf"
+		nmodel=$((nmodel + 1)) ;;
+	swap)
+		# The concurrent run alone, racing shifts with swap-out, swap-in
+		# and MADV_COLLAPSE, in a memory cgroup below its working set.
+		echo "$name $type $opts fsmodel -f $name -u $unit -b $block -n 0 -c $swap_rounds -S $seed$allow -R -H $swap_high" >>"$conf"
 		nmodel=$((nmodel + 1)) ;;
 	memfd)
 		# Seals, then a twentieth of the operations under memory pressure.

@@ -1110,6 +1110,13 @@ static void case_pageout(int mode, const char *name)
 	report(name, answer, 0, 0, NULL);
 }
 
+/* ------------------------------------------------------------------ */
+/* Is the filesystem under test tmpfs (what shmem cases need)? */
+static int on_tmpfs(void)
+{
+	return on_fs(TMPFS_MAGIC);
+}
+
 /* A counter of /proc/vmstat (0 if missing). */
 static long long vmstat(const char *field)
 {
@@ -1155,15 +1162,45 @@ static int on_huge_tmpfs(void)
  */
 #define PAGEOUT_HUGE_SECONDS 20
 
+/*
+ * Run the pread() of the whole of @fd into @got (@size bytes) in a child,
+ * given PAGEOUT_HUGE_SECONDS: a kernel looping in swap-in must fail the
+ * case, not hang fcheck.  Returns 0 if the read came back whole.
+ */
+static int read_in_child(int fd, unsigned char *got, long long size)
+{
+	double start = now();
+	int status;
+	pid_t child = fork();
+
+	if (child == 0)
+		_exit(pread(fd, got, size, 0) != size);
+	if (child < 0) {
+		fail("fork: %s", strerror(errno));
+		return -1;
+	}
+	while (waitpid(child, &status, WNOHANG) == 0) {
+		if (now() - start > PAGEOUT_HUGE_SECONDS) {
+			fail("a read after the shift has not returned in %d s (swap-in loops on the moved entries)",
+			     PAGEOUT_HUGE_SECONDS);
+			return -1;
+		}
+		usleep(10000);
+	}
+	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
+		fail("the read after the shift failed or came short");
+		return -1;
+	}
+	return 0;
+}
+
 static void case_pageout_huge(int mode, const char *name)
 {
 	long long pg = sysconf(_SC_PAGESIZE), size = 4 << 20, off = pg;
 	long long overhead, thp_out, i;
 	unsigned char *map, *got;
 	struct model m;
-	int fd, answer, status;
-	pid_t child;
-	double start;
+	int fd, answer;
 
 	if (!on_huge_tmpfs()) {
 		report(name, ANSWER_SKIP, 0, 0,
@@ -1193,26 +1230,8 @@ static void case_pageout_huge(int mode, const char *name)
 		fail("mmap: %s", strerror(errno));
 		goto out;
 	}
-	child = fork();
-	if (child == 0)
-		_exit(pread(fd, got, m.size, 0) != m.size);
-	if (child < 0) {
-		fail("fork: %s", strerror(errno));
+	if (read_in_child(fd, got, m.size))
 		goto unmap;
-	}
-	start = now();
-	while (waitpid(child, &status, WNOHANG) == 0) {
-		if (now() - start > PAGEOUT_HUGE_SECONDS) {
-			fail("a read after the shift has not returned in %d s (swap-in loops on the moved entries)",
-			     PAGEOUT_HUGE_SECONDS);
-			goto unmap;
-		}
-		usleep(10000);
-	}
-	if (!WIFEXITED(status) || WEXITSTATUS(status)) {
-		fail("the read after the shift failed or came short");
-		goto unmap;
-	}
 	for (i = 0; i < m.size; i++)
 		if (got[i] != m.data[i]) {
 			fail("read after the shift: byte %lld is %#x, expected %#x",
@@ -1229,11 +1248,150 @@ out:
 	report(name, answer, 0, 0, NULL);
 }
 
-/* ------------------------------------------------------------------ */
-/* Is the filesystem under test tmpfs (what shmem cases need)? */
-static int on_tmpfs(void)
+#define MTHP_DIR "/sys/kernel/mm/transparent_hugepage/hugepages-64kB"
+
+/* A number from a file of MTHP_DIR (-1 if it cannot be read). */
+static long long mthp_read(const char *file)
 {
-	return on_fs(TMPFS_MAGIC);
+	char path_buf[256];
+	long long value = -1;
+	FILE *f;
+
+	snprintf(path_buf, sizeof(path_buf), "%s/%s", MTHP_DIR, file);
+	f = fopen(path_buf, "r");
+	if (f && fscanf(f, "%lld", &value) != 1)
+		value = -1;
+	if (f)
+		fclose(f);
+	return value;
+}
+
+/* The setting MTHP_DIR/shmem_enabled shows in brackets, into @buf. */
+static int mthp_get_shmem(char *buf, size_t len)
+{
+	char line[256], *open_br, *close_br;
+	FILE *f = fopen(MTHP_DIR "/shmem_enabled", "r");
+	int ok = f && fgets(line, sizeof(line), f) &&
+		 (open_br = strchr(line, '[')) &&
+		 (close_br = strchr(open_br, ']')) &&
+		 (size_t)(close_br - open_br) <= len;
+
+	if (ok) {
+		*close_br = 0;
+		strcpy(buf, open_br + 1);
+	}
+	if (f)
+		fclose(f);
+	return ok ? 0 : -1;
+}
+
+/* Write @value to MTHP_DIR/shmem_enabled; 0 on success. */
+static int mthp_set_shmem(const char *value)
+{
+	int fd = open(MTHP_DIR "/shmem_enabled", O_WRONLY);
+	int ok = fd >= 0 && write(fd, value, strlen(value)) ==
+			    (ssize_t)strlen(value);
+
+	if (fd >= 0)
+		close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * The same with 64 KiB folios (mTHP).  In this kernel shmem gives them
+ * only to shared anonymous memory, whose file a process reaches through
+ * /proc/self/map_files: a 1 MiB MAP_SHARED | MAP_ANONYMOUS mapping is
+ * filled with 64 KiB folios (hugepages-64kB/shmem_enabled set to always
+ * for the case), paged out whole (the size's swpout counter must grow),
+ * and collapsed or inserted at page 1 through that file, whose pages
+ * then move off their folios' alignment.  A read of the whole file, in a
+ * child given PAGEOUT_HUGE_SECONDS, must give each page's tag where the
+ * shift put it.  The segment is a tmpfs file whatever the filesystem
+ * under test: the case runs on the plain tmpfs row.
+ */
+static void case_pageout_mthp(int mode, const char *name)
+{
+	long long pg = sysconf(_SC_PAGESIZE), size = 1 << 20, i, got_size;
+	long long allocs, swapped;
+	unsigned char *map, *got = NULL;
+	char file[128], was[32];
+	int fd = -1, answer = EIO;
+
+	if (!on_tmpfs() || on_huge_tmpfs()) {
+		report(name, ANSWER_SKIP, 0, 0,
+		       "shared anonymous memory is a tmpfs file whatever the filesystem under test: the case runs on the plain tmpfs row");
+		return;
+	}
+	if (mthp_get_shmem(was, sizeof(was)) || mthp_set_shmem("always")) {
+		fail("setup: cannot write %s/shmem_enabled: %s", MTHP_DIR,
+		     strerror(errno));
+		report(name, answer, 0, 0, NULL);
+		return;
+	}
+	allocs = mthp_read("stats/shmem_alloc");
+	map = mmap(NULL, size, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (map == MAP_FAILED) {
+		fail("mmap: %s", strerror(errno));
+		goto out;
+	}
+	for (i = 0; i < size; i += pg)
+		fill(map + i, TAG_DATA, i, pg);
+	allocs = mthp_read("stats/shmem_alloc") - allocs;
+	swapped = mthp_read("stats/swpout");
+	if (madvise(map, size, MADV_PAGEOUT))
+		fail("madvise(MADV_PAGEOUT): %s", strerror(errno));
+	swapped = mthp_read("stats/swpout") - swapped;
+	printf("# %s: %lld 64 KiB folios allocated, %lld swapped out whole\n",
+	       name, allocs, swapped);
+	if (allocs < 1 || swapped < 1)
+		fail("setup: no 64 KiB folio went to swap whole");
+
+	snprintf(file, sizeof(file), "/proc/self/map_files/%lx-%lx",
+		 (unsigned long)map, (unsigned long)(map + size));
+	fd = open(file, O_RDWR);
+	if (fd < 0) {
+		fail("open %s: %s", file, strerror(errno));
+		goto unmap;
+	}
+	answer = xfallocate(fd, mode, pg, pg);
+	if (answer)
+		goto unmap;
+	got_size = mode == COLLAPSE ? size - pg : size + pg;
+	got = mmap(NULL, got_size, PROT_READ | PROT_WRITE,
+		   MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (got == MAP_FAILED) {
+		fail("mmap: %s", strerror(errno));
+		goto unmap;
+	}
+	if (!read_in_child(fd, got, got_size)) {
+		unsigned char *want = malloc(pg);
+
+		for (i = 0; want && i < got_size; i += pg) {
+			long long from = i < pg ? i :
+					 mode == COLLAPSE ? i + pg : i - pg;
+
+			if (mode == INSERT && i == pg)
+				memset(want, 0, pg);
+			else
+				fill(want, TAG_DATA, from, pg);
+			if (memcmp(got + i, want, pg)) {
+				fail("page %lld after the shift is not what the model says",
+				     i / pg);
+				break;
+			}
+		}
+		free(want);
+	}
+	munmap(got, got_size);
+unmap:
+	if (fd >= 0)
+		close(fd);
+	munmap(map, size);
+out:
+	if (mthp_set_shmem(was))
+		fail("cannot set %s/shmem_enabled back to %s", MTHP_DIR, was);
+	report(name, answer, 0, 0, NULL);
 }
 
 /*
@@ -1857,6 +2015,8 @@ int main(int argc, char **argv)
 	case_pageout(INSERT, "pageout_insert");
 	case_pageout_huge(COLLAPSE, "pageout_huge_collapse");
 	case_pageout_huge(INSERT, "pageout_huge_insert");
+	case_pageout_mthp(COLLAPSE, "pageout_mthp_collapse");
+	case_pageout_mthp(INSERT, "pageout_mthp_insert");
 	case_userfaultfd(COLLAPSE, "userfaultfd_collapse");
 	case_userfaultfd(INSERT, "userfaultfd_insert");
 	case_sysv_shm(COLLAPSE, "sysv_shm_collapse");

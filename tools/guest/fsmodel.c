@@ -123,6 +123,15 @@ static const char usage_text[] =
 "  -T N          ... at the Nth valid shift or a later one (N >= 2)\n"
 "  -F LIST       ... once each workload of LIST (NAMEs, comma separated)\n"
 "                has finished an operation since the crash point came\n"
+"  -R            the concurrent run's second part races the shift with a\n"
+"                thread paging the read file out (MADV_PAGEOUT) and, on a\n"
+"                mount with huge pages, collapsing it (MADV_COLLAPSE); case\n"
+"                model_swap_overlap fails unless -w shifts ran while pages\n"
+"                went out to swap\n"
+"  -w SHIFTS     with -R: the floor of that case (default half the\n"
+"                rounds)\n"
+"  -H KIB        run in a new memory cgroup whose memory.high is KIB, so\n"
+"                that reclaim swaps the files out all along\n"
 "  -P MIB        memory pressure while the model run goes: lock all the\n"
 "                available memory but 32 MiB, and touch the free memory\n"
 "                and MIB more, over and over, so that reclaim swaps out\n"
@@ -1677,9 +1686,12 @@ static const char *const class_cases[NCLASSES] = {
 /* -a CLASS=N: at most N outcomes every 100 rounds (0: none allowed) */
 static long long class_max[NCLASSES];
 static long long overlap_floor = -1;	/* -o; -1: ten reads a round */
+static int swap_racer;			/* -R */
+static long long swap_floor = -1;	/* -w; -1: half the rounds */
+static long long memcg_high_kib;	/* -H */
 
 /* The cases the concurrent run reports. */
-#define CONC_CASES	(2 + NCLASSES)
+#define CONC_CASES	(2 + NCLASSES + !!swap_racer)
 
 struct access {
 	enum access_kind kind;
@@ -1688,6 +1700,17 @@ struct access {
 	long delay_us;		/* before the access (first part) */
 	long long got;		/* bytes read, the offset found, or an errno */
 	int d0, s1;		/* "done" before it, "started" after it */
+};
+
+/*
+ * The swap racer's calls, and the second parts' shifts that ran while
+ * pages went out to swap or came back (/proc/vmstat's pswpout and pswpin
+ * grew between just before and just after the call).
+ */
+struct swap_tally {
+	long long pageouts, pageouts_during;
+	long long collapses, collapses_during, collapsed;
+	long long shifts_swapout, shifts_swapin;
 };
 
 /* What ran while a shift was in progress, and the waived outcomes. */
@@ -1727,6 +1750,8 @@ struct conc {
 	long long noted[NCLASSES];	/* the readers' outcomes noted */
 	/* Set by the shifter around its call: atomics. */
 	int started, done;
+	int huge;		/* fsmodel.reads' mount has huge pages (-R) */
+	struct swap_tally swap;	/* -R: the racer's, and the shifter's */
 	double shift_s[2];	/* the time in its calls, in each part */
 	/* The accessor's candidates and findings. */
 	struct state cand[MAX_ACCESSES + 2];
@@ -2281,6 +2306,90 @@ next:
 	}
 }
 
+/*
+ * The swap racer (-R), in the second part of each round: MADV_PAGEOUT of
+ * random ranges of fsmodel.reads' mapping, and on a mount with huge pages
+ * a quarter of the time MADV_COLLAPSE of a 2 MiB range, from before the
+ * shift until it returned.  So reclaim writes the file's folios to swap
+ * (huge ones whole, with CONFIG_THP_SWAP, or split), the readers swap
+ * them in, and khugepaged's collapse meets the move, all while entries
+ * move.  Neither call changes a byte of the file: the readers judge
+ * exactly as without it.  A collapse may fail (EAGAIN while a shift runs,
+ * EINVAL past EOF, ENOMEM): only its successes are counted.
+ */
+#define HUGE_BYTES	(2LL << 20)
+#ifndef MADV_COLLAPSE
+#define MADV_COLLAPSE	25	/* linux/mman.h since 6.1; older libc lacks it */
+#endif
+
+/* Is the directory under test a tmpfs mount with huge pages (huge=)? */
+static int mount_has_huge(void)
+{
+	char line[1024], mnt[512], opts[512];
+	FILE *f = fopen("/proc/mounts", "r");
+	int huge = 0;
+
+	while (dir && f && fgets(line, sizeof(line), f))
+		if (sscanf(line, "%*s %511s tmpfs %511s", mnt, opts) == 2 &&
+		    !strcmp(mnt, dir) && strstr(opts, "huge=") &&
+		    !strstr(opts, "huge=never"))
+			huge = 1;
+	if (f)
+		fclose(f);
+	return huge;
+}
+
+static void *racer(void *arg)
+{
+	struct conc *c = arg;
+	struct swap_tally *t = &c->swap;
+	long long span, off, len, skew;
+	int after, d0, s1, collapse, ok;
+	struct rng r;
+
+	for (;;) {
+		pthread_barrier_wait(&c->go);
+		if (c->quit)
+			return NULL;
+		if (c->part != 2)
+			goto next;
+		r.s = seed ^ 0x72616365ULL ^
+		      (uint64_t)c->round * 0x9e3779b97f4a7c15ULL;
+		span = c->rt.maplen / pagesz;
+		/* MADV_COLLAPSE wants 2 MiB of the address space aligned. */
+		skew = (HUGE_BYTES - (uintptr_t)c->rt.map % HUGE_BYTES) %
+		       HUGE_BYTES;
+		for (after = 0; after < READS_AFTER; after += d0) {
+			collapse = c->huge && chance(&r, 25) &&
+				   c->rt.maplen >= skew + HUGE_BYTES;
+			if (collapse) {
+				len = HUGE_BYTES;
+				off = skew + below(&r, (c->rt.maplen - skew) /
+						   HUGE_BYTES) * HUGE_BYTES;
+			} else {
+				len = (1 + below(&r, 64)) * pagesz;
+				off = below(&r, span) * pagesz;
+				if (off + len > c->rt.maplen)
+					len = c->rt.maplen - off;
+			}
+			d0 = is_set(&c->done);
+			ok = !madvise(c->rt.map + off, len, collapse ?
+				      MADV_COLLAPSE : MADV_PAGEOUT);
+			s1 = is_set(&c->started);
+			if (collapse) {
+				t->collapses++;
+				t->collapses_during += !d0 && s1;
+				t->collapsed += ok;
+			} else {
+				t->pageouts++;
+				t->pageouts_during += !d0 && s1;
+			}
+		}
+next:
+		pthread_barrier_wait(&c->end);
+	}
+}
+
 static void *accessor(void *arg)
 {
 	struct conc *c = arg;
@@ -2298,6 +2407,7 @@ static void *accessor(void *arg)
 static void *shifter(void *arg)
 {
 	struct conc *c = arg;
+	long long out = 0, in = 0;
 	struct op *s;
 	double t0;
 	int fd;
@@ -2309,11 +2419,21 @@ static void *shifter(void *arg)
 		s = c->part == 1 ? &c->shift : &c->rshift;
 		fd = c->part == 1 ? c->t.fd : c->rt.fd;
 		pause_us(c->shift_delay_us);
+		if (swap_racer && c->part == 2) {
+			out = proc_field("/proc/vmstat", "pswpout");
+			in = proc_field("/proc/vmstat", "pswpin");
+		}
 		t0 = now();
 		__atomic_store_n(&c->started, 1, __ATOMIC_SEQ_CST);
 		s->got = xfallocate(fd, mode_of(s), s->off, s->len);
 		__atomic_store_n(&c->done, 1, __ATOMIC_SEQ_CST);
 		c->shift_s[c->part - 1] += now() - t0;
+		if (swap_racer && c->part == 2) {
+			c->swap.shifts_swapout +=
+				proc_field("/proc/vmstat", "pswpout") > out;
+			c->swap.shifts_swapin +=
+				proc_field("/proc/vmstat", "pswpin") > in;
+		}
 		pthread_barrier_wait(&c->end);
 	}
 }
@@ -2553,11 +2673,59 @@ static void conc_case(const char *notes, int *given, const char *tcase,
 	report(tcase, ok, answer, "%s", extra);
 }
 
+/*
+ * -H: move this process into a new memory cgroup, /sys/fs/cgroup/fsmodel,
+ * whose memory.high is KIB: tmpfs pages are charged to the cgroup of the
+ * process that wrote them, so reclaim swaps the files out all along.
+ */
+#define MEMCG_DIR	"/sys/fs/cgroup"
+
+static int write_file(const char *file, const char *what)
+{
+	int fd = open(file, O_WRONLY), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, what, strlen(what)) == (ssize_t)strlen(what);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+static int enter_memcg(long long kib)
+{
+	char what[32];
+
+	mkdir(MEMCG_DIR, 0755);
+	if (access(MEMCG_DIR "/cgroup.controllers", F_OK) &&
+	    mount("cgroup2", MEMCG_DIR, "cgroup2", 0, NULL)) {
+		note("mount cgroup2: %s", strerror(errno));
+		return -1;
+	}
+	if (write_file(MEMCG_DIR "/cgroup.subtree_control", "+memory") ||
+	    (mkdir(MEMCG_DIR "/fsmodel", 0755) && errno != EEXIST)) {
+		note("a memory cgroup: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(what, sizeof(what), "%lld", kib * 1024);
+	if (write_file(MEMCG_DIR "/fsmodel/memory.high", what)) {
+		note("memory.high %s: %s", what, strerror(errno));
+		return -1;
+	}
+	snprintf(what, sizeof(what), "%d", (int)getpid());
+	if (write_file(MEMCG_DIR "/fsmodel/cgroup.procs", what)) {
+		note("joining the memory cgroup: %s", strerror(errno));
+		return -1;
+	}
+	printf("# fsmodel: %s: in a memory cgroup with memory.high %lld KiB\n",
+	       fs_name, kib);
+	return 0;
+}
+
 static void concurrent_run(void)
 {
 	struct rng r = { seed ^ 0x636f6e63757272ULL };	/* its own stream */
 	struct conc *c = xmalloc(sizeof(*c));
-	pthread_t th[2];
+	pthread_t th[3];
 	double start = now(), t0, readers_s = 0;
 	long long floor = overlap_floor;
 	struct tally sum = { 0 };
@@ -2593,13 +2761,19 @@ static void concurrent_run(void)
 		for (k = 0; k < NCLASSES; k++)
 			report(class_cases[k], 0, "EIO", "seed=%llu", seed);
 		report("model_overlap", 0, "EIO", "seed=%llu", seed);
+		if (swap_racer)
+			report("model_swap_overlap", 0, "EIO", "seed=%llu",
+			       seed);
 		return;
 	}
 	pthread_mutex_init(&c->lock, NULL);
-	pthread_barrier_init(&c->go, NULL, 3 + READERS);
-	pthread_barrier_init(&c->end, NULL, 3 + READERS);
+	c->huge = swap_racer && mount_has_huge();
+	pthread_barrier_init(&c->go, NULL, 3 + READERS + swap_racer);
+	pthread_barrier_init(&c->end, NULL, 3 + READERS + swap_racer);
 	pthread_create(&th[0], NULL, accessor, c);
 	pthread_create(&th[1], NULL, shifter, c);
+	if (swap_racer)
+		pthread_create(&th[2], NULL, racer, c);
 	for (i = 0; i < READERS; i++) {
 		c->readers[i].c = c;
 		c->readers[i].id = i;
@@ -2625,6 +2799,8 @@ static void concurrent_run(void)
 	pthread_barrier_wait(&c->go);
 	pthread_join(th[0], NULL);
 	pthread_join(th[1], NULL);
+	if (swap_racer)
+		pthread_join(th[2], NULL);
 	sum = c->tally;
 	for (i = 0; i < READERS; i++) {
 		struct tally *t = &c->readers[i].tally;
@@ -2652,6 +2828,11 @@ static void concurrent_run(void)
 	if (sum.reads < floor)
 		note("only %lld reads ran while a shift was in progress, fewer than the floor of %lld (-o): the run did not test the race",
 		     sum.reads, floor);
+	if (swap_floor < 0)
+		swap_floor = (c->round - 1) / 2;
+	if (swap_racer && c->swap.shifts_swapout < swap_floor)
+		note("only %lld shifts ran while pages went out to swap, fewer than the floor of %lld (-w): the run did not test the race with swap",
+		     c->swap.shifts_swapout, swap_floor);
 	strcpy(notes, diag);
 	diag[0] = 0;
 	snprintf(extra, sizeof(extra),
@@ -2673,6 +2854,18 @@ static void concurrent_run(void)
 		 sum.reads, sum.loads, sum.seeks, floor);
 	conc_case(notes, &given, "model_overlap", sum.reads >= floor,
 		  sum.reads >= floor ? "OK" : "FEW", extra);
+	if (swap_racer) {
+		const struct swap_tally *w = &c->swap;
+		int ok = w->shifts_swapout >= swap_floor;
+
+		snprintf(extra, sizeof(extra),
+			 "swap: %lld shifts during a swap-out, %lld during a swap-in (floor %lld); racer: %lld pageouts, %lld during a shift; %lld collapses, %lld during a shift, %lld done",
+			 w->shifts_swapout, w->shifts_swapin, swap_floor,
+			 w->pageouts, w->pageouts_during, w->collapses,
+			 w->collapses_during, w->collapsed);
+		conc_case(notes, &given, "model_swap_overlap", ok,
+			  ok ? "OK" : "FEW", extra);
+	}
 	if (!given)
 		fputs(notes, stdout);
 	free(notes);
@@ -3459,7 +3652,7 @@ int main(int argc, char **argv)
 	struct target t;
 	struct timespec ts;
 
-	while ((opt = getopt_long(argc, argv, "d:u:b:f:S:n:c:m:k:x:l:D:J:X:T:F:P:a:o:vh",
+	while ((opt = getopt_long(argc, argv, "d:u:b:f:S:n:c:m:k:x:l:D:J:X:T:F:P:a:o:Rw:H:vh",
 				  longs, NULL)) != -1) {
 		switch (opt) {
 		case 'd': dir = optarg; break;
@@ -3481,6 +3674,9 @@ int main(int argc, char **argv)
 		case 'P': pressure_mib = number(optarg); break;
 		case 'a': allow(optarg); break;
 		case 'o': overlap_floor = number(optarg); break;
+		case 'R': swap_racer = 1; break;
+		case 'w': swap_floor = number(optarg); break;
+		case 'H': memcg_high_kib = number(optarg); break;
 		case 'M': memfd_mode = 1; break;
 		case 'v': verbose = 1; break;
 		case 'W': case 'C': mode = opt; break;
@@ -3510,6 +3706,10 @@ int main(int argc, char **argv)
 	setvbuf(stdout, NULL, _IOLBF, 0);
 	if (mode == 'W')
 		return crash_workload(log);
+	if (memcg_high_kib > 0 && enter_memcg(memcg_high_kib)) {
+		fprintf(stderr, "fsmodel: -H %lld: %s", memcg_high_kib, diag);
+		return 1;
+	}
 	printf("1..%d\n", mode == 'C' ? 1 : nrounds ? 1 + CONC_CASES : 1);
 	if (mode == 'C') {
 		crash_check(durable, last);
