@@ -8,7 +8,7 @@
 # table of medians and their ratio, series over base.
 #
 # usage: tools/bench-fill.sh SERIES_KERNEL BASE_KERNEL
-# Environment: FILL_MIB (file size, default 64), FILL_REPS (default 7).
+# Environment: FILL_MIB (file size, default 64), FILL_REPS (default 15).
 # Output in build/bench-fill/: results.md (the table, also printed),
 # samples.csv, and each kernel's console and raw results.
 set -eu
@@ -23,7 +23,7 @@ die() {
 
 [ $# -eq 2 ] || { echo "usage: tools/bench-fill.sh SERIES_KERNEL BASE_KERNEL" >&2; exit 2; }
 mib=${FILL_MIB:-64}
-reps=${FILL_REPS:-7}
+reps=${FILL_REPS:-15}
 
 mkdir -p "$out"
 gcc -static -O2 -Wall -Wextra -Werror -pthread -o "$out/fillbench" \

@@ -127,12 +127,17 @@ static void fill(unsigned char *buf, uint64_t tag, long long off, size_t len)
 		buf[i] = pat(tag, off + (long long)i);
 }
 
-/* Does @buf hold an 8-byte word of the secret pattern anywhere? */
+/*
+ * Does @buf, read from offset 0, hold an aligned 8-byte word of the secret
+ * pattern?  A freed block shows up whole and block-aligned, so its words
+ * are aligned; an unaligned window of the data pattern can spell the tag
+ * (from 0x534500 = 5.2 MiB on, some windows read "SE" in their top bytes).
+ */
 static long long find_secret(const unsigned char *buf, size_t len)
 {
 	size_t i;
 
-	for (i = 0; i + 8 <= len; i++) {
+	for (i = 0; i + 8 <= len; i += 8) {
 		uint64_t w;
 
 		memcpy(&w, buf + i, 8);
@@ -376,14 +381,26 @@ static int fiemap_extents(int fd)
 		struct fiemap fm;
 		struct fiemap_extent fe[64];
 	} x;
+	unsigned long long start = 0;
+	const struct fiemap_extent *last;
+	int total = 0;
 
-	memset(&x, 0, sizeof(x));
-	x.fm.fm_length = FIEMAP_MAX_OFFSET;
-	x.fm.fm_flags = FIEMAP_FLAG_SYNC;
-	x.fm.fm_extent_count = 64;
-	if (ioctl(fd, FS_IOC_FIEMAP, &x.fm))
-		return -1;
-	return (int)x.fm.fm_mapped_extents;
+	for (;;) {
+		memset(&x, 0, sizeof(x));
+		x.fm.fm_start = start;
+		x.fm.fm_length = FIEMAP_MAX_OFFSET - start;
+		x.fm.fm_flags = total ? 0 : FIEMAP_FLAG_SYNC;
+		x.fm.fm_extent_count = 64;
+		if (ioctl(fd, FS_IOC_FIEMAP, &x.fm))
+			return -1;
+		if (!x.fm.fm_mapped_extents)
+			return total;
+		total += x.fm.fm_mapped_extents;
+		last = &x.fe[x.fm.fm_mapped_extents - 1];
+		if (last->fe_flags & FIEMAP_EXTENT_LAST)
+			return total;
+		start = last->fe_logical + last->fe_length;
+	}
 }
 
 /*
@@ -503,6 +520,29 @@ struct shift_case {
 #define DENSE	"WWWW|WWWW|WWWW"
 #define SPARSE	"WWWHHUUUWWWW"
 
+/*
+ * Files of many extents, so that a shift walks and rewrites an extent
+ * tree of more than one level: "WHUH" over and over, a written and an
+ * unwritten extent, each between holes.  300 extents: ext4 depth 1 (the
+ * inode holds 4, a leaf block 340 with 4 KiB blocks), xfs a B-tree fork
+ * (an inode of 512 bytes holds 21 extents in its fork, the root of a
+ * B-tree 20 pointers to leaf blocks of 251).  2000 extents: ext4 depth 2
+ * (more leaves than the inode's 4 index slots), xfs 8 leaf blocks under
+ * the root.  make_many_extents() writes them before the cases run.
+ */
+#define MANY_FEW	300
+#define MANY_MORE	2000
+static char many_few[MANY_FEW * 2 + 1], many_more[MANY_MORE * 2 + 1];
+
+static void make_many_extents(char *layout, int extents)
+{
+	int i;
+
+	for (i = 0; i < extents * 2; i++)
+		layout[i] = "WHUH"[i % 4];
+	layout[i] = 0;
+}
+
 static const struct shift_case shift_cases[] = {
 	/* R1: data moves, at the start, middle and end. */
 	{ "collapse_dense_start", DENSE, 0, COLLAPSE, 0, 0, 2, 0, NONE, 0, 0 },
@@ -544,6 +584,11 @@ static const struct shift_case shift_cases[] = {
 	{ "insert_keep_size", DENSE, 0, INSERT, 2, 0, 2, 0, KEEPSIZE, EOPNOTSUPP, EOPNOTSUPP },
 	/* R6: RLIMIT_FSIZE (EFBIG and one SIGXFSZ), checked by the filesystem. */
 	{ "insert_rlimit_fsize", DENSE, 0, INSERT, 2, 0, 2, 0, RLIMIT, 0, EFBIG },
+	/* Extent trees of more than one level: across leaves, from the start. */
+	{ "collapse_300_extents", many_few, 0, COLLAPSE, 301, 0, 6, 0, NONE, 0, 0 },
+	{ "insert_300_extents", many_few, 0, INSERT, 302, 0, 6, 0, NONE, 0, 0 },
+	{ "collapse_2000_extents", many_more, 0, COLLAPSE, 2001, 0, 10, 0, NONE, 0, 0 },
+	{ "insert_2000_extents", many_more, 0, INSERT, 4, 0, 10, 0, NONE, 0, 0 },
 };
 
 static volatile sig_atomic_t sigxfsz_seen;
@@ -1999,6 +2044,8 @@ int main(int argc, char **argv)
 	       fs_name, dir, unit, blksz, supported ? "supported" :
 	       "not supported (EOPNOTSUPP expected)");
 
+	make_many_extents(many_few, MANY_FEW);
+	make_many_extents(many_more, MANY_MORE);
 	for (i = 0; i < sizeof(shift_cases) / sizeof(shift_cases[0]); i++)
 		run_shift_case(&shift_cases[i]);
 	case_block_not_unit(COLLAPSE, "collapse_block_not_unit");
