@@ -1098,23 +1098,30 @@ static void case_mmap(int mode, const char *name)
 #endif
 
 /*
- * kB of /proc/meminfo's FIELD.  "Shmem:" counts the shmem pages in the page
- * cache: a page swapped out leaves it at once, while SwapFree may not move
- * (swap slots are handed out from per-CPU caches allocated ahead).
+ * The number after KEY at the start of a line of FILE (0 if none): KEY
+ * holds its separator, "Shmem:" for /proc/meminfo (kB), "pswpout " for
+ * /proc/vmstat.  "Shmem:" counts the shmem pages in the page cache: a page
+ * swapped out leaves it at once, while SwapFree may not move (swap slots
+ * are handed out from per-CPU caches allocated ahead).
  */
-static long long meminfo_kb(const char *field)
+static long long proc_number(const char *file, const char *key)
 {
-	long long kb = 0;
+	long long value = 0;
 	char line[128];
-	size_t n = strlen(field);
-	FILE *f = fopen("/proc/meminfo", "r");
+	size_t n = strlen(key);
+	FILE *f = fopen(file, "r");
 
 	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, n))
-			kb = atoll(line + n);
+		if (!strncmp(line, key, n))
+			value = atoll(line + n);
 	if (f)
 		fclose(f);
-	return kb;
+	return value;
+}
+
+static long long meminfo_kb(const char *field)
+{
+	return proc_number("/proc/meminfo", field);
 }
 
 static void case_pageout(int mode, const char *name)
@@ -1160,22 +1167,6 @@ static void case_pageout(int mode, const char *name)
 static int on_tmpfs(void)
 {
 	return on_fs(TMPFS_MAGIC);
-}
-
-/* A counter of /proc/vmstat (0 if missing). */
-static long long vmstat(const char *field)
-{
-	long long value = 0;
-	char line[128];
-	size_t n = strlen(field);
-	FILE *f = fopen("/proc/vmstat", "r");
-
-	while (f && fgets(line, sizeof(line), f))
-		if (!strncmp(line, field, n) && line[n] == ' ')
-			value = atoll(line + n + 1);
-	if (f)
-		fclose(f);
-	return value;
 }
 
 /* Is the directory under test a tmpfs mount with huge pages (huge=)? */
@@ -1257,11 +1248,11 @@ static void case_pageout_huge(int mode, const char *name)
 		return;
 	printf("# %s: %lld kB of shmem in huge folios\n", name,
 	       meminfo_kb("ShmemHugePages:"));
-	thp_out = vmstat("thp_swpout");
+	thp_out = proc_number("/proc/vmstat", "thp_swpout ");
 	if (madvise(map, size, MADV_PAGEOUT))
 		fail("madvise(MADV_PAGEOUT): %s", strerror(errno));
 	munmap(map, size);
-	thp_out = vmstat("thp_swpout") - thp_out;
+	thp_out = proc_number("/proc/vmstat", "thp_swpout ") - thp_out;
 	printf("# %s: %lld huge folios swapped out whole\n", name, thp_out);
 	if (thp_out < 1)
 		fail("setup: MADV_PAGEOUT swapped out no huge folio whole (swap on? CONFIG_THP_SWAP?)");
