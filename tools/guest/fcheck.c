@@ -1188,13 +1188,14 @@ static int on_huge_tmpfs(void)
 
 /*
  * A huge folio swapped out whole stays in the swap cache as one large
- * folio until reclaim frees it, while a shift by a single page splits the
- * file's large swap entry and moves the small entries off the folio's
- * alignment.  A read of a moved page must still return with the moved
- * data, however the swap cache holds it: swap-in once assumed that small
- * entries of a large swap-cache folio stay aligned with it, and looped
- * forever in the kernel (no signal ends it).  The read therefore runs in
- * a child, given PAGEOUT_HUGE_SECONDS.
+ * folio until reclaim frees it, while a shift by a single page at @page
+ * splits the file's large swap entry and moves the small entries off the
+ * folio's alignment; a collapse of its last page (@page 511) leaves its
+ * first 511 entries in place, behind a removed tail.  A read of the whole
+ * file must still return with the model's data, however the swap cache
+ * holds it: swap-in takes such a folio back whole, and looped forever in
+ * the kernel (no signal ends it) on entries moved or cut off it.  The read
+ * therefore runs in a child, given PAGEOUT_HUGE_SECONDS.
  */
 #define PAGEOUT_HUGE_SECONDS 20
 
@@ -1230,9 +1231,9 @@ static int read_in_child(int fd, unsigned char *got, long long size)
 	return 0;
 }
 
-static void case_pageout_huge(int mode, const char *name)
+static void case_pageout_huge(int mode, long long page, const char *name)
 {
-	long long pg = sysconf(_SC_PAGESIZE), size = 4 << 20, off = pg;
+	long long pg = sysconf(_SC_PAGESIZE), size = 4 << 20, off = page * pg;
 	long long overhead, thp_out, i;
 	unsigned char *map, *got;
 	struct model m;
@@ -2051,8 +2052,9 @@ int main(int argc, char **argv)
 	case_mmap(INSERT, "mmap_insert");
 	case_pageout(COLLAPSE, "pageout_collapse");
 	case_pageout(INSERT, "pageout_insert");
-	case_pageout_huge(COLLAPSE, "pageout_huge_collapse");
-	case_pageout_huge(INSERT, "pageout_huge_insert");
+	case_pageout_huge(COLLAPSE, 1, "pageout_huge_collapse");
+	case_pageout_huge(INSERT, 1, "pageout_huge_insert");
+	case_pageout_huge(COLLAPSE, 511, "pageout_huge_collapse_tail");
 	case_pageout_mthp(COLLAPSE, "pageout_mthp_collapse");
 	case_pageout_mthp(INSERT, "pageout_mthp_insert");
 	case_userfaultfd(COLLAPSE, "userfaultfd_collapse");
