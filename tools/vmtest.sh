@@ -182,10 +182,14 @@ for name in $selected; do
 		# A second line: the guest mounts the filesystem again for fsmodel.
 		echo "$name $type $opts $model" >>"$conf"
 		nmodel=$((nmodel + 1)) ;;
-	swap)
+	swap|swap64k)
 		# The concurrent run alone, racing shifts with swap-out, swap-in
-		# and MADV_COLLAPSE, in a memory cgroup below its working set.
-		echo "$name $type $opts fsmodel -f $name -u $unit -b $block -n 0 -c $swap_rounds -S $seed$allow -R -H $swap_high" >>"$conf"
+		# and MADV_COLLAPSE, in a memory cgroup below its working set;
+		# swap64k: the read file is shared anonymous memory in 64 KiB
+		# folios (fsmodel -A).
+		anon=""
+		[ "$flags" = swap64k ] && anon=" -A"
+		echo "$name $type $opts fsmodel -f $name -u $unit -b $block -n 0 -c $swap_rounds -S $seed$allow -R -H $swap_high$anon" >>"$conf"
 		nmodel=$((nmodel + 1)) ;;
 	memfd)
 		# Seals, then a twentieth of the operations under memory pressure.

@@ -28,6 +28,7 @@
 #include <sys/mman.h>
 #include <sys/mount.h>
 #include <sys/stat.h>
+#include <sys/syscall.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -127,9 +128,15 @@ static const char usage_text[] =
 "                thread paging the read file out (MADV_PAGEOUT) and, on a\n"
 "                mount with huge pages, collapsing it (MADV_COLLAPSE); case\n"
 "                model_swap_overlap fails unless -w shifts ran while pages\n"
-"                went out to swap\n"
+"                went out to swap; it also counts shifts while another task\n"
+"                split a folio (a kretprobe: CONFIG_KPROBE_EVENTS)\n"
 "  -w SHIFTS     with -R: the floor of that case (default half the\n"
 "                rounds)\n"
+"  -A            with -R: the read file is shared anonymous memory with\n"
+"                64 KiB folios (mTHP), stored again through its mapping\n"
+"                every round; the floor also counts shifts while 64 KiB\n"
+"                folios went out to swap whole and shifts while another\n"
+"                task split a folio\n"
 "  -H KIB        run in a new memory cgroup whose memory.high is KIB, so\n"
 "                that reclaim swaps the files out all along\n"
 "  -P MIB        memory pressure while the model run goes: lock all the\n"
@@ -1282,7 +1289,7 @@ static void note_history(void)
 static void report(const char *tcase, int ok, const char *answer,
 		   const char *fmt, ...)
 {
-	char extra[256];
+	char extra[512];
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -1687,6 +1694,7 @@ static const char *const class_cases[NCLASSES] = {
 static long long class_max[NCLASSES];
 static long long overlap_floor = -1;	/* -o; -1: ten reads a round */
 static int swap_racer;			/* -R */
+static int anon_reads;			/* -A */
 static long long swap_floor = -1;	/* -w; -1: half the rounds */
 static long long memcg_high_kib;	/* -H */
 
@@ -1711,6 +1719,9 @@ struct swap_tally {
 	long long pageouts, pageouts_during;
 	long long collapses, collapses_during, collapsed;
 	long long shifts_swapout, shifts_swapin;
+	long long shifts_mthp_swapout;		/* -A: 64 KiB folios whole */
+	/* Splits by any task but the shifter, seen by split_probe_start(). */
+	long long splits, splits_during, shifts_split;
 };
 
 /* What ran while a shift was in progress, and the waived outcomes. */
@@ -1752,6 +1763,8 @@ struct conc {
 	int started, done;
 	int huge;		/* fsmodel.reads' mount has huge pages (-R) */
 	struct swap_tally swap;	/* -R: the racer's, and the shifter's */
+	double rshift_t[2];	/* -R: when the second part's shift ran */
+	int probe_failed;	/* -R: split_probe_start() failed */
 	double shift_s[2];	/* the time in its calls, in each part */
 	/* The accessor's candidates and findings. */
 	struct state cand[MAX_ACCESSES + 2];
@@ -2339,6 +2352,185 @@ static int mount_has_huge(void)
 	return huge;
 }
 
+/* Write @what into @file (no O_TRUNC: kprobe_events appends); 0 or -1. */
+static int write_file(const char *file, const char *what)
+{
+	int fd = open(file, O_WRONLY), ok;
+
+	if (fd < 0)
+		return -1;
+	ok = write(fd, what, strlen(what)) == (ssize_t)strlen(what);
+	close(fd);
+	return ok ? 0 : -1;
+}
+
+/*
+ * -R: folio splits by any task but the shifter (reclaim splitting a large
+ * folio that crosses EOF or found no swap of its size, the shmem
+ * shrinker, the racer's MADV_PAGEOUT), through a kretprobe on
+ * split_huge_page_to_list_to_order() that keeps the successful splits of
+ * every task but the shifter, stamped with CLOCK_MONOTONIC (trace_clock
+ * mono), so that each can be placed against the shift.  The shift's own
+ * splits happen in the shifter's fallocate(): left out.
+ */
+#define TRACEFS		"/sys/kernel/tracing"
+#define SPLIT_EVENT	"fsmodel_split"
+
+static int trace_clear(void)
+{
+	int fd = open(TRACEFS "/trace", O_WRONLY | O_TRUNC);
+
+	if (fd < 0)
+		return -1;
+	close(fd);
+	return 0;
+}
+
+static int split_probe_start(long shifter)
+{
+	char filter[64];
+
+	snprintf(filter, sizeof(filter), "ret == 0 && common_pid != %ld",
+		 shifter);
+	if ((access(TRACEFS "/kprobe_events", F_OK) &&
+	     mount("tracefs", TRACEFS, "tracefs", 0, NULL)) ||
+	    write_file(TRACEFS "/trace_clock", "mono") ||
+	    write_file(TRACEFS "/kprobe_events", "r:" SPLIT_EVENT
+		       " split_huge_page_to_list_to_order ret=$retval") ||
+	    write_file(TRACEFS "/events/kprobes/" SPLIT_EVENT "/filter",
+		       filter) ||
+	    write_file(TRACEFS "/events/kprobes/" SPLIT_EVENT "/enable", "1") ||
+	    trace_clear()) {
+		note("a kretprobe on split_huge_page_to_list_to_order() in %s (CONFIG_KPROBE_EVENTS): %s",
+		     TRACEFS, strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+/*
+ * Count the splits traced since the last call into @t, those from @t0 to
+ * @t1 apart, and empty the buffer.  A line ends in "T: fsmodel_split:
+ * (CALLER <- FUNCTION) ret=0x0", T in seconds.
+ */
+static void split_probe_stop(void)
+{
+	write_file(TRACEFS "/events/kprobes/" SPLIT_EVENT "/enable", "0");
+	write_file(TRACEFS "/kprobe_events", "-:" SPLIT_EVENT);
+}
+
+static int split_probe_count(struct swap_tally *t, double t0, double t1)
+{
+	FILE *f = fopen(TRACEFS "/trace", "r");
+	char line[1024], *ev, *ts;
+	long long during = 0;
+	double at;
+
+	if (!f)
+		return -1;
+	while (fgets(line, sizeof(line), f)) {
+		ev = strstr(line, ": " SPLIT_EVENT ": ");
+		if (line[0] == '#' || !ev)
+			continue;
+		*ev = 0;
+		ts = strrchr(line, ' ');
+		at = ts ? strtod(ts + 1, NULL) : 0;
+		t->splits++;
+		during += at >= t0 && at <= t1;
+	}
+	fclose(f);
+	t->splits_during += during;
+	t->shifts_split += during > 0;
+	return trace_clear();
+}
+
+/*
+ * -A: the read file is shared anonymous memory.  In this kernel shmem
+ * gives 64 KiB folios (mTHP) only to faults on it, with
+ * hugepages-64kB/shmem_enabled "always", set for the run; the process
+ * reaches it as a file through /proc/self/map_files.  The shifts move
+ * most of it by a number of pages that is no multiple of 16 and so split
+ * those folios: every round stores the file again through its mapping,
+ * from a hole, so that faults bring fresh 64 KiB folios to each shift.
+ */
+#define MTHP_DIR	"/sys/kernel/mm/transparent_hugepage/hugepages-64kB"
+
+static char mthp_was[32];	/* shmem_enabled before the run */
+
+static long long mthp_swpout(void)
+{
+	FILE *f = fopen(MTHP_DIR "/stats/swpout", "r");
+	long long n = -1;
+
+	if (f && fscanf(f, "%lld", &n) != 1)
+		n = -1;
+	if (f)
+		fclose(f);
+	return n;
+}
+
+static int mthp_shmem(const char *set)
+{
+	char line[256], *open_br, *close_br;
+	FILE *f = fopen(MTHP_DIR "/shmem_enabled", "r");
+	int ok = f && fgets(line, sizeof(line), f) &&
+		 (open_br = strchr(line, '[')) &&
+		 (close_br = strchr(open_br, ']')) &&
+		 close_br - open_br < (long)sizeof(mthp_was);
+
+	if (f)
+		fclose(f);
+	if (!ok)
+		return -1;
+	if (!mthp_was[0]) {
+		*close_br = 0;
+		strcpy(mthp_was, open_br + 1);
+	}
+	return write_file(MTHP_DIR "/shmem_enabled", set);
+}
+
+/* Store @s into the anonymous file @t through its mapping, from a hole. */
+static int anon_store(struct target *t, const struct state *s)
+{
+	if (fallocate(t->fd, FALLOC_FL_PUNCH_HOLE | FALLOC_FL_KEEP_SIZE, 0,
+		      t->maplen) || ftruncate(t->fd, s->size)) {
+		note("storing %s again: %s", t->path, strerror(errno));
+		return -1;
+	}
+	memcpy(t->map, s->data, s->size);
+	return 0;
+}
+
+/* A new anonymous read file of @size bytes of TAG_FILL data. */
+static int anon_file(struct target *t, struct state *s, long long size,
+		     long long most)
+{
+	t->maplen = (most + pagesz - 1) / pagesz * pagesz;
+	t->buf = xmalloc(most + pagesz);
+	t->readonly = 0;
+	if (mthp_shmem("always")) {
+		note("%s/shmem_enabled: %s", MTHP_DIR, strerror(errno));
+		return -1;
+	}
+	t->map = mmap(NULL, t->maplen, PROT_READ | PROT_WRITE,
+		      MAP_SHARED | MAP_ANONYMOUS, -1, 0);
+	if (t->map == MAP_FAILED) {
+		note("mmap of shared anonymous memory: %s", strerror(errno));
+		return -1;
+	}
+	snprintf(t->path, sizeof(t->path), "/proc/self/map_files/%lx-%lx",
+		 (unsigned long)t->map, (unsigned long)(t->map + t->maplen));
+	t->fd = open(t->path, O_RDWR);
+	if (t->fd < 0) {
+		note("open %s: %s", t->path, strerror(errno));
+		munmap(t->map, t->maplen);
+		return -1;
+	}
+	s->size = size;
+	fill(s->data, TAG_FILL, 0, 0, size);
+	return anon_store(t, s);
+}
+
 static void *racer(void *arg)
 {
 	struct conc *c = arg;
@@ -2407,11 +2599,14 @@ static void *accessor(void *arg)
 static void *shifter(void *arg)
 {
 	struct conc *c = arg;
-	long long out = 0, in = 0;
+	long long out = 0, in = 0, mthp_out = 0;
 	struct op *s;
-	double t0;
+	double t0, t1;
 	int fd;
 
+	/* Before the first barrier: no shift runs untraced. */
+	if (swap_racer)
+		c->probe_failed = split_probe_start(syscall(SYS_gettid));
 	for (;;) {
 		pthread_barrier_wait(&c->go);
 		if (c->quit)
@@ -2422,17 +2617,22 @@ static void *shifter(void *arg)
 		if (swap_racer && c->part == 2) {
 			out = proc_field("/proc/vmstat", "pswpout");
 			in = proc_field("/proc/vmstat", "pswpin");
+			mthp_out = mthp_swpout();
 		}
 		t0 = now();
 		__atomic_store_n(&c->started, 1, __ATOMIC_SEQ_CST);
 		s->got = xfallocate(fd, mode_of(s), s->off, s->len);
 		__atomic_store_n(&c->done, 1, __ATOMIC_SEQ_CST);
-		c->shift_s[c->part - 1] += now() - t0;
+		t1 = now();
+		c->shift_s[c->part - 1] += t1 - t0;
 		if (swap_racer && c->part == 2) {
+			c->rshift_t[0] = t0;
+			c->rshift_t[1] = t1;
 			c->swap.shifts_swapout +=
 				proc_field("/proc/vmstat", "pswpout") > out;
 			c->swap.shifts_swapin +=
 				proc_field("/proc/vmstat", "pswpin") > in;
+			c->swap.shifts_mthp_swapout += mthp_swpout() > mthp_out;
 		}
 		pthread_barrier_wait(&c->end);
 	}
@@ -2680,17 +2880,6 @@ static void conc_case(const char *notes, int *given, const char *tcase,
  */
 #define MEMCG_DIR	"/sys/fs/cgroup"
 
-static int write_file(const char *file, const char *what)
-{
-	int fd = open(file, O_WRONLY), ok;
-
-	if (fd < 0)
-		return -1;
-	ok = write(fd, what, strlen(what)) == (ssize_t)strlen(what);
-	close(fd);
-	return ok ? 0 : -1;
-}
-
 static int enter_memcg(long long kib)
 {
 	char what[32];
@@ -2729,7 +2918,7 @@ static void concurrent_run(void)
 	double start = now(), t0, readers_s = 0;
 	long long floor = overlap_floor;
 	struct tally sum = { 0 };
-	char *notes = xmalloc(sizeof(diag)), extra[256];
+	char *notes = xmalloc(sizeof(diag)), extra[512];
 	long long most[NCLASSES];
 	struct statfs sfs;
 	int k, i, failed, given = 0;
@@ -2753,7 +2942,11 @@ static void concurrent_run(void)
 			c->rmax = 4 * maxlen;
 		st_init_cap(&c->rpre, c->rmax + pagesz);
 		st_init_cap(&c->rpost, c->rmax + pagesz);
-		failed = conc_file(&c->rt, "fsmodel.reads", &c->rpre,
+		name_target(&c->rt, "fsmodel.reads");
+		failed = anon_reads ?
+			 anon_file(&c->rt, &c->rpre,
+				   c->rmax * 3 / 4 / unit * unit + 123, c->rmax) :
+			 conc_file(&c->rt, "fsmodel.reads", &c->rpre,
 				   c->rmax * 3 / 4 / unit * unit + 123, c->rmax);
 	}
 	if (failed) {
@@ -2767,7 +2960,7 @@ static void concurrent_run(void)
 		return;
 	}
 	pthread_mutex_init(&c->lock, NULL);
-	c->huge = swap_racer && mount_has_huge();
+	c->huge = swap_racer && !anon_reads && mount_has_huge();
 	pthread_barrier_init(&c->go, NULL, 3 + READERS + swap_racer);
 	pthread_barrier_init(&c->end, NULL, 3 + READERS + swap_racer);
 	pthread_create(&th[0], NULL, accessor, c);
@@ -2789,8 +2982,19 @@ static void concurrent_run(void)
 			break;
 		t0 = now();
 		plan_rshift(c, &r);
+		if (anon_reads && anon_store(&c->rt, &c->rpre)) {
+			failed = 1;
+			break;
+		}
 		run_part(c, 2);
 		failed = judge_rround(c);
+		if (swap_racer && (c->probe_failed ||
+				   split_probe_count(&c->swap, c->rshift_t[0],
+						     c->rshift_t[1]))) {
+			note("round %lld: counting the splits: %s", c->round,
+			     c->probe_failed ? "no probe" : strerror(errno));
+			failed = 1;
+		}
 		readers_s += now() - t0;
 		if (nrounds >= 10 && c->round % (nrounds / 10) == 0)
 			progress("model_concurrent", c->round, nrounds, start);
@@ -2833,6 +3037,17 @@ static void concurrent_run(void)
 	if (swap_racer && c->swap.shifts_swapout < swap_floor)
 		note("only %lld shifts ran while pages went out to swap, fewer than the floor of %lld (-w): the run did not test the race with swap",
 		     c->swap.shifts_swapout, swap_floor);
+	if (anon_reads && c->swap.shifts_mthp_swapout < swap_floor)
+		note("only %lld shifts ran while 64 KiB folios went out to swap whole, fewer than the floor of %lld (-w): the run did not test mTHP swap",
+		     c->swap.shifts_mthp_swapout, swap_floor);
+	if (anon_reads && c->swap.shifts_split < swap_floor)
+		note("only %lld shifts ran while another task split a folio, fewer than the floor of %lld (-w): the run did not test the race with splits",
+		     c->swap.shifts_split, swap_floor);
+	if (swap_racer)
+		split_probe_stop();
+	if (mthp_was[0] && write_file(MTHP_DIR "/shmem_enabled", mthp_was))
+		note("cannot set %s/shmem_enabled back to %s", MTHP_DIR,
+		     mthp_was);
 	strcpy(notes, diag);
 	diag[0] = 0;
 	snprintf(extra, sizeof(extra),
@@ -2856,13 +3071,17 @@ static void concurrent_run(void)
 		  sum.reads >= floor ? "OK" : "FEW", extra);
 	if (swap_racer) {
 		const struct swap_tally *w = &c->swap;
-		int ok = w->shifts_swapout >= swap_floor;
+		int ok = w->shifts_swapout >= swap_floor &&
+			 (!anon_reads || (w->shifts_mthp_swapout >= swap_floor &&
+					  w->shifts_split >= swap_floor));
 
 		snprintf(extra, sizeof(extra),
-			 "swap: %lld shifts during a swap-out, %lld during a swap-in (floor %lld); racer: %lld pageouts, %lld during a shift; %lld collapses, %lld during a shift, %lld done",
-			 w->shifts_swapout, w->shifts_swapin, swap_floor,
-			 w->pageouts, w->pageouts_during, w->collapses,
-			 w->collapses_during, w->collapsed);
+			 "swap: %lld shifts during a swap-out, %lld during a swap-in, %lld during a 64 KiB swap-out (floor %lld); split: %lld shifts during a split by another task, %lld such splits of %lld; racer: %lld pageouts, %lld during a shift; %lld collapses, %lld during a shift, %lld done",
+			 w->shifts_swapout, w->shifts_swapin,
+			 w->shifts_mthp_swapout, swap_floor, w->shifts_split,
+			 w->splits_during, w->splits, w->pageouts,
+			 w->pageouts_during, w->collapses, w->collapses_during,
+			 w->collapsed);
 		conc_case(notes, &given, "model_swap_overlap", ok,
 			  ok ? "OK" : "FEW", extra);
 	}
@@ -3652,7 +3871,7 @@ int main(int argc, char **argv)
 	struct target t;
 	struct timespec ts;
 
-	while ((opt = getopt_long(argc, argv, "d:u:b:f:S:n:c:m:k:x:l:D:J:X:T:F:P:a:o:Rw:H:vh",
+	while ((opt = getopt_long(argc, argv, "d:u:b:f:S:n:c:m:k:x:l:D:J:X:T:F:P:a:o:RAw:H:vh",
 				  longs, NULL)) != -1) {
 		switch (opt) {
 		case 'd': dir = optarg; break;
@@ -3675,6 +3894,7 @@ int main(int argc, char **argv)
 		case 'a': allow(optarg); break;
 		case 'o': overlap_floor = number(optarg); break;
 		case 'R': swap_racer = 1; break;
+		case 'A': anon_reads = 1; break;
 		case 'w': swap_floor = number(optarg); break;
 		case 'H': memcg_high_kib = number(optarg); break;
 		case 'M': memfd_mode = 1; break;
