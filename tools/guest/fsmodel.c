@@ -2408,17 +2408,17 @@ static int split_probe_start(long shifter)
 	return 0;
 }
 
-/*
- * Count the splits traced since the last call into @t, those from @t0 to
- * @t1 apart, and empty the buffer.  A line ends in "T: fsmodel_split:
- * (CALLER <- FUNCTION) ret=0x0", T in seconds.
- */
 static void split_probe_stop(void)
 {
 	write_file(TRACEFS "/events/kprobes/" SPLIT_EVENT "/enable", "0");
 	write_file(TRACEFS "/kprobe_events", "-:" SPLIT_EVENT);
 }
 
+/*
+ * Count the splits traced since the last call into @t, those from @t0 to
+ * @t1 apart, and empty the buffer.  A line ends in "T: fsmodel_split:
+ * (CALLER <- FUNCTION) ret=0x0", T in seconds.
+ */
 static int split_probe_count(struct swap_tally *t, double t0, double t1)
 {
 	FILE *f = fopen(TRACEFS "/trace", "r");
@@ -2942,7 +2942,6 @@ static void concurrent_run(void)
 			c->rmax = 4 * maxlen;
 		st_init_cap(&c->rpre, c->rmax + pagesz);
 		st_init_cap(&c->rpost, c->rmax + pagesz);
-		name_target(&c->rt, "fsmodel.reads");
 		failed = anon_reads ?
 			 anon_file(&c->rt, &c->rpre,
 				   c->rmax * 3 / 4 / unit * unit + 123, c->rmax) :
