@@ -50,6 +50,7 @@
 #include <sys/shm.h>
 #include <sys/vfs.h>
 #include <sys/stat.h>
+#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <sys/wait.h>
 #include <time.h>
@@ -1009,20 +1010,21 @@ out_free:
 
 /* ------------------------------------------------------------------ */
 /*
- * Build the dense file of @size, map it shared with @prot and read the
+ * Build the file of @layout and @size, map it shared with @prot and read the
  * mapping through, so that every page is cached and mapped.  @overhead gets
  * the blocks the filesystem spends beyond the model's.  NULL (the case
  * reported) when the file cannot be built or mapped.
  */
-static unsigned char *build_mapped(const char *name, long long size, int prot,
-				   struct model *m, int *fd, long long *overhead)
+static unsigned char *build_mapped(const char *name, const char *layout,
+				   long long size, int prot, struct model *m,
+				   int *fd, long long *overhead)
 {
 	volatile unsigned char sink = 0;
 	unsigned char *map;
 	long long i;
 
 	set_paths(name);
-	*fd = build(DENSE, size, m);
+	*fd = build(layout, size, m);
 	if (*fd < 0) {
 		report(name, EIO, 0, 0, NULL);
 		return NULL;
@@ -1051,7 +1053,7 @@ static void case_mmap(int mode, const char *name)
 	long long overhead;
 	int fd, answer;
 
-	map = build_mapped(name, size, PROT_READ | PROT_WRITE, &m, &fd,
+	map = build_mapped(name, DENSE, size, PROT_READ | PROT_WRITE, &m, &fd,
 			   &overhead);
 	if (!map)
 		return;
@@ -1085,6 +1087,96 @@ static void case_mmap(int mode, const char *name)
 	unlink(path);
 	model_free(&m);
 	report(name, answer, 0, 0, NULL);
+}
+
+/* Sectors read so far from the disk @fd is on, or -1 if none (tmpfs). */
+static long long sectors_read(int fd)
+{
+	long long ios, merges, sectors = -1;
+	char stat_path[64];
+	struct stat st;
+	FILE *f;
+
+	if (fstat(fd, &st))
+		return -1;
+	snprintf(stat_path, sizeof(stat_path), "/sys/dev/block/%u:%u/stat",
+		 major(st.st_dev), minor(st.st_dev));
+	f = fopen(stat_path, "r");
+	if (!f)
+		return -1;
+	if (fscanf(f, "%lld %lld %lld", &ios, &merges, &sectors) != 3)
+		sectors = -1;
+	fclose(f);
+	return sectors;
+}
+
+/*
+ * The page cache past the range survives the shift, moved with the data:
+ * ext4 and xfs move it when the range is page-aligned, tmpfs always (its
+ * cache is the file).  Afterwards mincore() finds every page of the file
+ * cached but those of the hole an insert opens, and reading the file back
+ * reads no sector from the disk.  A filesystem that drops its cache skips,
+ * saying how much it dropped; skips.txt must declare it.
+ */
+#define CACHE_KEPT_LAYOUT	"WWWWWWWW|WWWWWWWW|WWWWWWWW|WWWWWWWW|" \
+				"WWWWWWWW|WWWWWWWW|WWWWWWWW|WWWWWWWW"
+
+static void case_cache_kept(int mode, const char *name)
+{
+	long long size = 64 * unit, off = 8 * unit, len = 4 * unit;
+	long long pg = sysconf(_SC_PAGESIZE), pages, cached = 0, want = 0;
+	long long before, after, overhead, i;
+	unsigned char *map, *resident = NULL;
+	const char *skip = NULL;
+	char why_skip[128];
+	struct model m;
+	int fd, answer;
+
+	map = build_mapped(name, CACHE_KEPT_LAYOUT, size, PROT_READ, &m, &fd,
+			   &overhead);
+	if (!map)
+		return;
+	munmap(map, size);
+	answer = xfallocate(fd, mode, off, len);
+	model_shift(&m, answer, mode, off, len);
+	if (answer)
+		goto out;
+
+	pages = (m.size + pg - 1) / pg;
+	resident = calloc(pages, 1);
+	map = mmap(NULL, m.size, PROT_READ, MAP_SHARED, fd, 0);
+	if (!resident || map == MAP_FAILED || mincore(map, m.size, resident)) {
+		fail("mincore: %s", strerror(errno));
+		answer = EIO;
+		goto out;
+	}
+	munmap(map, m.size);
+	for (i = 0; i < pages; i++) {
+		if (mode == INSERT && i >= off / pg && i < (off + len) / pg)
+			continue;
+		want++;
+		cached += resident[i] & 1;
+	}
+	if (cached < want) {
+		snprintf(why_skip, sizeof(why_skip),
+			 "the shift dropped %lld of the %lld cached pages",
+			 want - cached, want);
+		skip = why_skip;
+		answer = ANSWER_SKIP;
+		goto out;
+	}
+	before = sectors_read(fd);
+	verify(fd, &m, overhead, 1, "after the call");
+	after = sectors_read(fd);
+	if (after != before)
+		fail("reading the shifted file back read %lld sectors from the disk",
+		     after - before);
+out:
+	free(resident);
+	close(fd);
+	unlink(path);
+	model_free(&m);
+	report(name, answer, 0, 0, skip);
 }
 
 /* ------------------------------------------------------------------ */
@@ -1132,7 +1224,7 @@ static void case_pageout(int mode, const char *name)
 	struct model m;
 	int fd, answer;
 
-	map = build_mapped(name, size, PROT_READ, &m, &fd,
+	map = build_mapped(name, DENSE, size, PROT_READ, &m, &fd,
 			   &overhead);
 	if (!map)
 		return;
@@ -1244,7 +1336,7 @@ static void case_pageout_huge(int mode, long long page, const char *name)
 		       "no huge folios to swap out whole: not a tmpfs mount with huge=");
 		return;
 	}
-	map = build_mapped(name, size, PROT_READ, &m, &fd, &overhead);
+	map = build_mapped(name, DENSE, size, PROT_READ, &m, &fd, &overhead);
 	if (!map)
 		return;
 	printf("# %s: %lld kB of shmem in huge folios\n", name,
@@ -2050,6 +2142,8 @@ int main(int argc, char **argv)
 	case_stale(INSERT, "stale_insert");
 	case_mmap(COLLAPSE, "mmap_collapse");
 	case_mmap(INSERT, "mmap_insert");
+	case_cache_kept(COLLAPSE, "cache_kept_collapse");
+	case_cache_kept(INSERT, "cache_kept_insert");
 	case_pageout(COLLAPSE, "pageout_collapse");
 	case_pageout(INSERT, "pageout_insert");
 	case_pageout_huge(COLLAPSE, 1, "pageout_huge_collapse");
