@@ -5,10 +5,18 @@ Reads the guest's results (the "sample," lines of tools/guest/bench.c
 between vmtest-begin/-end markers) and writes to OUT:
   samples.csv  every timed call, as the guest reported it;
   summary.csv  one row per case: median, min and max of each method, the
-               share of the file still cached after the call, and the
-               ratio user-space / kernel of the medians;
+               share of the file still cached after the call, the median
+               time to read the whole file back after it (warm cases),
+               and the ratio user-space / kernel of the medians;
   results.md   the tables (also printed): the tmpfs figures of issue #9,
                scaling with file size, fragmentation, every case;
+  headline.txt one line per filesystem and file size for the warm 4 KiB
+               collapse at offset 0 (also printed, last):
+               "FS SIZE MiB warm collapse 4k@0: ratio R, kernel T ms,
+               reread T2 ms, cached P%", R the ratio of the medians user
+               space / kernel, T the kernel's median, T2 the median reread
+               after it, P the share cached after it; a figure not
+               measured is "-";
   plot.png     time against file size, log-log, per filesystem and method
                (gnuplot; plot.gp and plot.dat are kept beside it).
 Exit status 1 on any problem (QEMU failed, the guest did not finish a
@@ -26,7 +34,8 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 from splat import splat_problems  # noqa: E402
 
 FIELDS = ['fs', 'size_mib', 'extents_asked', 'extents', 'op', 'len', 'where',
-          'cache', 'method', 'rep', 'seconds', 'cached_pct', 'status']
+          'cache', 'method', 'rep', 'seconds', 'cached_pct', 'reread_seconds',
+          'status']
 CASE = ('fs', 'size_mib', 'extents_asked', 'len', 'where', 'cache')
 OPS = ('collapse', 'insert')
 METHODS = ('kernel', 'user')
@@ -64,11 +73,14 @@ def summarise(samples):
         key = tuple(s[k] for k in CASE)
         cell = cases.setdefault(key, {}).setdefault(
             (s['op'], s['method']),
-            {'times': [], 'cached': [], 'status': 'ok', 'extents': s['extents']})
+            {'times': [], 'cached': [], 'rereads': [], 'status': 'ok',
+             'extents': s['extents']})
         if s['status'] == 'ok':
             cell['times'].append(float(s['seconds']))
             if s['cached_pct']:
                 cell['cached'].append(float(s['cached_pct']))
+            if s['reread_seconds']:
+                cell['rereads'].append(float(s['reread_seconds']))
             cell['extents'] = s['extents']
         else:
             cell['status'] = s['status']
@@ -80,6 +92,8 @@ def summarise(samples):
             cell['max'] = max(t) if t else None
             cell['pct'] = (statistics.median(cell['cached']) if cell['cached']
                            else None)
+            cell['reread'] = (statistics.median(cell['rereads'])
+                              if cell['rereads'] else None)
     return cases
 
 
@@ -107,14 +121,33 @@ def fmt_cell(cell):
             f"({cell['min'] / scale:.3g}-{cell['max'] / scale:.3g})")
 
 
-def fmt_ratio(r):
+def fmt_number(r):
+    """@r to three significant figures (whole above 1000); "-" for none."""
     if r is None:
         return '-'
-    return f'{r:.3g}x' if r < 1000 else f'{r:.0f}x'
+    return f'{r:.3g}' if r < 1000 else f'{r:.0f}'
+
+
+def fmt_ratio(r):
+    return '-' if r is None else fmt_number(r) + 'x'
 
 
 def fmt_pct(cell):
     return '-' if not cell or cell['pct'] is None else f"{cell['pct']:.0f}%"
+
+
+def fmt_time(t):
+    """The median @t seconds alone, in its unit; "-" for none."""
+    if t is None:
+        return '-'
+    scale, name = unit(t)
+    return f'{t / scale:.3g} {name}'
+
+
+def fmt_reread(cells, op):
+    """"40 ms / 12 ms": the median rereads after @op, kernel / user space."""
+    return ' / '.join(fmt_time(cells[(op, m)]['reread'] if (op, m) in cells
+                               else None) for m in METHODS)
 
 
 def len_name(n):
@@ -133,16 +166,25 @@ def table(header, rows):
     return out
 
 
-def op_columns(cells):
+def op_columns(cells, reread=False):
+    """Each operation's kernel, user space and ratio cells, and with
+    @reread the rereads after it."""
     row = []
     for op in OPS:
         row += [fmt_cell(cells.get((op, 'kernel'))),
                 fmt_cell(cells.get((op, 'user'))), fmt_ratio(ratio(cells, op))]
+        if reread:
+            row.append(fmt_reread(cells, op))
     return row
 
 
-OP_HEADER = ['collapse: kernel', 'user space', 'user/kernel',
-             'insert: kernel', 'user space', 'user/kernel']
+def op_header(reread=False):
+    header = []
+    for op in OPS:
+        header += [f'{op}: kernel', 'user space', 'user/kernel']
+        if reread:
+            header.append(f'reread after {op}: kernel / user')
+    return header
 
 
 def targets(cases):
@@ -170,8 +212,9 @@ def markdown(cases, fss, args, release, problems):
           f'lockdep, UBSAN, DEBUG_VM), so kernel-side times are inflated and '
           f'the ratios conservative.  Every figure is the median (min-max) '
           f'of the repetitions of one boot; each call is followed by fsync '
-          f'(not on tmpfs).  "user/kernel" is the ratio of the medians, '
-          f'measured side by side.  Run time {args.seconds} s.', '']
+          f'(not on tmpfs; disks `cache={args.disk_cache}`).  "user/kernel" '
+          f'is the ratio of the medians, measured side by side.  Run time '
+          f'{args.seconds} s.', '']
     if problems:
         md += ['**Problems:**', ''] + [f'- {p}' for p in problems] + ['']
     md += ['## tmpfs targets (issue #9)', '']
@@ -184,11 +227,12 @@ def markdown(cases, fss, args, release, problems):
             for key in sorted((k for k in scaling if k[0] == fs and k[5] == cache),
                               key=lambda k: int(k[1])):
                 cells = cases[key]
-                rows.append([fs, f'{key[1]} MiB'] + op_columns(cells) +
-                            [fmt_pct(cells.get(('collapse', 'kernel')))])
+                rows.append([fs, f'{key[1]} MiB']
+                            + op_columns(cells, cache == 'warm')
+                            + [fmt_pct(cells.get(('collapse', 'kernel')))])
         if rows:
             md += [f'## Scaling: 4 KiB at offset 0, {cache} cache', '']
-            md += table(['fs', 'file'] + OP_HEADER +
+            md += table(['fs', 'file'] + op_header(cache == 'warm') +
                         ['cached after kernel collapse'], rows) + ['']
 
     rows = []
@@ -203,7 +247,7 @@ def markdown(cases, fss, args, release, problems):
                         + op_columns(cells))
     if rows:
         md += ['## Fragmentation: extents asked for (FIEMAP found)', '']
-        md += table(['fs', 'file', 'extents', 'case'] + OP_HEADER, rows) + ['']
+        md += table(['fs', 'file', 'extents', 'case'] + op_header(), rows) + ['']
 
     rows = []
     for fs in fss:
@@ -212,18 +256,40 @@ def markdown(cases, fss, args, release, problems):
             cells = cases[key]
             rows.append([fs, f'{key[1]} MiB',
                          f'{len_name(key[3])} at {where_name(key[4])}', key[5]]
-                        + op_columns(cells)
+                        + op_columns(cells, True)
                         + [fmt_pct(cells.get(('collapse', 'kernel'))) + ' / '
                            + fmt_pct(cells.get(('collapse', 'user')))])
     if rows:
         md += ['## Every case', '']
-        md += table(['fs', 'file', 'range', 'cache'] + OP_HEADER +
+        md += table(['fs', 'file', 'range', 'cache'] + op_header(True) +
                     ['cached after collapse: kernel / user'], rows) + ['']
     md += ['"cached after": share of the file\'s pages in the page cache right '
-           'after the call (mincore); "skipped (budget)": not run, the guest '
-           'predicted it would overrun its time budget.  Plot: `plot.png`; '
-           'raw figures: `samples.csv`, `summary.csv`.', '']
+           'after the call (mincore); "reread after": median time to read the '
+           'whole file back right after the call (warm cases only); "skipped '
+           '(budget)": not run, the guest predicted it would overrun its time '
+           'budget.  Headline: `headline.txt`; plot: `plot.png`; raw figures: '
+           '`samples.csv`, `summary.csv`.', '']
     return md
+
+
+def headline(cases, fss):
+    """The lines of headline.txt: the warm 4 KiB collapse at offset 0 of
+    every filesystem and size where the kernel's call was measured."""
+    out = []
+    for fs in fss:
+        for key in sorted((k for k in cases if k[0] == fs and k[2:] ==
+                           ('0', '4096', '0', 'warm')), key=lambda k: int(k[1])):
+            cells = cases[key]
+            k = cells.get(('collapse', 'kernel'))
+            if not k or k['median'] is None:
+                continue
+            r = ratio(cells, 'collapse')
+            reread = None if k['reread'] is None else k['reread'] * 1e3
+            pct = '-' if k['pct'] is None else f"{k['pct']:.0f}"
+            out.append(f"{fs} {key[1]} MiB warm collapse 4k@0: ratio "
+                       f"{fmt_number(r)}, kernel {fmt_number(k['median'] * 1e3)} "
+                       f"ms, reread {fmt_number(reread)} ms, cached {pct}%")
+    return out
 
 
 def write_csv(path, header, rows):
@@ -239,8 +305,8 @@ def summary_rows(cases):
         for op in OPS:
             for m in METHODS:
                 c = cells.get((op, m))
-                row += ([c['status'], c['median'], c['min'], c['max'], c['pct']]
-                        if c else ['', '', '', '', ''])
+                row += ([c['status'], c['median'], c['min'], c['max'], c['pct'],
+                         c['reread']] if c else ['', '', '', '', '', ''])
             r = ratio(cells, op)
             row.append(f'{r:.4g}' if r else '')
         yield row
@@ -251,7 +317,8 @@ def summary_header():
     for op in OPS:
         for m in METHODS:
             h += [f'{op}_{m}_{x}' for x in
-                  ('status', 'median_s', 'min_s', 'max_s', 'cached_pct')]
+                  ('status', 'median_s', 'min_s', 'max_s', 'cached_pct',
+                   'reread_median_s')]
         h.append(f'{op}_user_over_kernel')
     return h
 
@@ -324,6 +391,8 @@ def main():
     ap.add_argument('--console', required=True)
     ap.add_argument('--out', required=True)
     ap.add_argument('--kernel', required=True)
+    ap.add_argument('--disk-cache', required=True,
+                    help="the disks' QEMU cache mode")
     ap.add_argument('--qemu-rc', type=int, required=True)
     ap.add_argument('--seconds', type=int, required=True)
     args = ap.parse_args()
@@ -356,6 +425,9 @@ def main():
     md = markdown(cases, fss, args, release, problems)
     with open(os.path.join(args.out, 'results.md'), 'w') as f:
         f.write('\n'.join(md))
+    head = headline(cases, fss)
+    with open(os.path.join(args.out, 'headline.txt'), 'w') as f:
+        f.write(''.join(line + '\n' for line in head))
     print('\n'.join(md))
     for line in targets(cases):
         print(f'bench: {line}')
@@ -363,6 +435,11 @@ def main():
           f'summary.csv, plot.png')
     for p in problems:
         print(f'bench: ERROR: {p}')
+    if head:
+        print(f'bench: headline ({args.out}/headline.txt):')
+        print('\n'.join(head))
+    else:
+        print('bench: headline: no warm 4 KiB collapse at offset 0 measured')
     return 1 if problems else 0
 
 

@@ -22,30 +22,35 @@
  * whose range is more than half the file.
  *
  * Every case is measured REPS times (default 5), and in each repetition
- * the two methods run side by side on the same file:
+ * the two methods run side by side on the same file, the kernel's first
+ * in odd repetitions and user space's first in even ones:
  *   kernel  fallocate(COLLAPSE_RANGE), then fallocate(INSERT_RANGE) of
  *           the same range, which gives the file its size back;
  *   user    what a program does without the flags: shift the tail down
  *           with pread/pwrite and ftruncate (collapse), or up from the end
  *           and zero the gap (insert).
  * Each call is followed by fsync (not on tmpfs, where it does nothing),
- * and the fsync is timed with the call.  After an insert the gap is
+ * and the fsync is timed with the call.  In a warm case the whole file
+ * is then read back (pread through a CHUNK buffer, at its new size) and
+ * timed on its own: the reread, what the program that made the call pays
+ * to see its file again.  After an insert the gap is
  * written again, untimed, so every repetition starts from a fully
  * written file.  A kernel that answers EOPNOTSUPP is recorded as
  * "unsupported"; the user-space method is measured all the same.
  *
  * -t SECONDS is this filesystem's time budget: a method whose
  * repetitions would end past it, as predicted from the cases measured
- * before (see predict()), is not run and is recorded as "skipped"; the
- * user-space method runs only beside the kernel's.
+ * before (see predict()), rereads included, is not run and is recorded
+ * as "skipped"; the user-space method runs only beside the kernel's.
  *
  * Output on stdout, one line each:
- *   sample,NAME,SIZE_MIB,EXTENTS_ASKED,EXTENTS,OP,LEN,WHERE,CACHE,METHOD,REP,SECONDS,CACHED_PCT,STATUS
+ *   sample,NAME,SIZE_MIB,EXTENTS_ASKED,EXTENTS,OP,LEN,WHERE,CACHE,METHOD,REP,SECONDS,CACHED_PCT,REREAD_SECONDS,STATUS
  *     one timed call: EXTENTS is FIEMAP's count when the file was built
  *     (-1: no FIEMAP), CACHED_PCT the share of the file's pages in the
  *     page cache right after the call (mincore on a fresh mapping; in the
- *     first repetition only), STATUS ok, unsupported, skipped (REP 0) or
- *     an errno name;
+ *     first repetition only), REREAD_SECONDS the reread after it (warm
+ *     cases only), STATUS ok, unsupported, skipped (REP 0) or an errno
+ *     name;
  *   progress TEXT
  *     what is being done, for the person watching.
  */
@@ -90,7 +95,8 @@ struct bench_case {
 	int extents;		/* asked for; 0: written sequentially */
 	int order;		/* place in the plans: the priority */
 	double cost[2];		/* seconds per repetition of each method,
-				   once measured */
+				   once measured: all it did, from
+				   preparing the file to the rereads */
 };
 
 /* A file built, for predicting what the next one costs. */
@@ -319,6 +325,17 @@ static void write_data(int fd, long long off, long long len)
 	}
 }
 
+/* Read all of the file through buf, which leaves it all in the page cache. */
+static void read_file(int fd)
+{
+	long long size = file_size(fd), off, n;
+
+	for (off = 0; off < size; off += n) {
+		n = size - off < CHUNK ? size - off : CHUNK;
+		io_all(0, fd, buf, n, off);
+	}
+}
+
 static int fiemap_extents(int fd)
 {
 	struct fiemap fm;
@@ -523,8 +540,6 @@ static double cached_pct(int fd)
  */
 static void prepare(int fd, int cache, int cached)
 {
-	long long size, off, n;
-
 	if (is_tmpfs)
 		return;
 	if (syncfs(fd))
@@ -533,13 +548,8 @@ static void prepare(int fd, int cache, int cached)
 		drop_caches();
 		return;
 	}
-	if (cached)
-		return;
-	size = file_size(fd);
-	for (off = 0; off < size; off += n) {
-		n = size - off < CHUNK ? size - off : CHUNK;
-		io_all(0, fd, buf, n, off);
-	}
+	if (!cached)
+		read_file(fd);
 }
 
 /* ------------------------------------------------------------------ */
@@ -551,8 +561,9 @@ static double left(void)
 }
 
 /*
- * Seconds all repetitions of @method will take in case @c, from the cases
- * of its series measured before: same method, cache state and range, and
+ * Seconds all repetitions of @method will take in case @c, rereads
+ * included, from the cases of its series measured before (their cost is
+ * all their repetitions did): same method, cache state and range, and
  * along the file size (files written sequentially) or along the extent
  * count (fragmented files of one size).  Through the last two points a
  * straight line; from one point, proportional to the file size (and no
@@ -665,45 +676,63 @@ static const char *errno_name(int e)
 
 /*
  * One sample line; @status NULL means the call succeeded, @pct < 0 that
- * the cached share was not taken.
+ * the cached share was not taken, @reread < 0 that the file was not read
+ * back.
  */
 static void emit(const struct bench_case *c, int extents, int op, int method,
-		 int rep, double seconds, double pct, const char *status)
+		 int rep, double seconds, double pct, double reread,
+		 const char *status)
 {
 	printf("sample,%s,%lld,%d,%d,%s,%lld,%s,%s,%s,%d,", fs_name,
 	       c->size / MIB, c->extents, extents, op_names[op], c->len,
 	       c->mid ? "mid" : "0", cache_names[c->cache],
 	       method_names[method], rep);
-	if (status)
-		printf(",,%s\n", status);
-	else if (pct < 0)
-		printf("%.6f,,ok\n", seconds);
-	else
-		printf("%.6f,%.1f,ok\n", seconds, pct);
+	if (status) {
+		printf(",,,%s\n", status);
+		return;
+	}
+	printf("%.6f,", seconds);
+	if (pct >= 0)
+		printf("%.1f", pct);
+	printf(",");
+	if (reread >= 0)
+		printf("%.6f", reread);
+	printf(",ok\n");
 }
 
-/* Progress: what each operation took by each method, and the ratio. */
+/*
+ * Progress: what each operation took by each method (and the reread
+ * after it, in a warm case), and the ratio of the calls.
+ */
 static void summarise(const struct bench_case *c, const int run[2],
-		      double t[2][2][MAX_REPS], const int done[2][2],
-		      const double pct[2][2], const int failed[2])
+		      double t[2][2][MAX_REPS], double again[2][2][MAX_REPS],
+		      const int done[2][2], const double pct[2][2],
+		      const int failed[2])
 {
-	char kernel[128], user[64];
-	int op;
+	char kernel[128], user[64], reread[2][48];
+	int op, method;
 
 	for (op = COLLAPSE; op <= INSERT; op++) {
 		double k = 0, u = 0;
 
+		for (method = KERNEL; method <= USER; method++) {
+			reread[method][0] = 0;
+			if (c->cache == WARM && done[method][op])
+				snprintf(reread[method], sizeof(reread[method]),
+					 " then reread %.4f s",
+					 median(again[method][op], done[method][op]));
+		}
 		snprintf(user, sizeof(user), "skipped");
 		if (done[USER][op]) {
 			u = median(t[USER][op], done[USER][op]);
-			snprintf(user, sizeof(user), "%.4f s", u);
+			snprintf(user, sizeof(user), "%.4f s%s", u, reread[USER]);
 		}
 		snprintf(kernel, sizeof(kernel), "%s", !run[KERNEL] ? "skipped" :
 			 errno_name(failed[op]));
 		if (done[KERNEL][op]) {
 			k = median(t[KERNEL][op], done[KERNEL][op]);
-			snprintf(kernel, sizeof(kernel), "%.4f s (%.0f%% cached after)",
-				 k, pct[KERNEL][op]);
+			snprintf(kernel, sizeof(kernel), "%.4f s (%.0f%% cached after)%s",
+				 k, pct[KERNEL][op], reread[KERNEL]);
 		}
 		if (k > 0 && u > 0)
 			progress("%s %s: user %s, kernel %s: user/kernel %.1fx",
@@ -716,21 +745,26 @@ static void summarise(const struct bench_case *c, const int run[2],
 
 /*
  * Measure case @c on the open file @fd with the methods @run names: REPS
- * repetitions of collapse then insert, by the kernel and in user space.
- * A call the kernel refuses is not tried again in this case.  What stays
- * cached after each call is the same in every repetition, and mincore
- * on a large file is slow under emulation: it is taken in the first.
+ * repetitions of collapse then insert, by the kernel and in user space,
+ * which goes first alternating.  A call the kernel refuses is not tried
+ * again in this case.  What stays cached after each call is the same in
+ * every repetition, and mincore on a large file is slow under emulation:
+ * it is taken in the first.  In a warm case the file is then read back,
+ * timed, which leaves all of it cached for the next call.
  */
 static void run_case(int fd, struct bench_case *c, int extents,
 		     const int run[2])
 {
 	long long off = c->mid ? c->size / 2 / c->len * c->len : 0;
-	double t[2][2][MAX_REPS], pct[2][2] = { { 0 } }, seconds = 0, start;
+	double t[2][2][MAX_REPS], again[2][2][MAX_REPS], pct[2][2] = { { 0 } };
+	double seconds = 0, reread, start;
 	int done[2][2] = { { 0 } }, failed[2] = { 0, 0 }, cached = 0;
-	int rep, method, op, err;
+	int rep, turn, method, op, err;
 
 	for (rep = 1; rep <= reps; rep++) {
-		for (method = KERNEL; method <= USER; method++) {
+		for (turn = 0; turn < 2; turn++) {
+			/* The kernel first in odd repetitions, user space in even. */
+			method = rep % 2 ? turn : !turn;
 			if (!run[method])
 				continue;
 			start = now();
@@ -741,16 +775,22 @@ static void run_case(int fd, struct bench_case *c, int extents,
 				cached = c->cache == WARM;
 				err = timed_call(fd, op, method, off, c->len, &seconds);
 				if (err) {
-					emit(c, extents, op, method, rep, 0, 0,
+					emit(c, extents, op, method, rep, 0, 0, 0,
 					     errno_name(err));
 					failed[op] = err;
 					continue;
 				}
 				if (rep == 1)
 					pct[method][op] = cached_pct(fd);
-				cached = cached && pct[method][op] == 100.0;
+				reread = -1;
+				if (c->cache == WARM) {
+					reread = now();
+					read_file(fd);
+					reread = now() - reread;
+					again[method][op][done[method][op]] = reread;
+				}
 				emit(c, extents, op, method, rep, seconds,
-				     rep == 1 ? pct[method][op] : -1, NULL);
+				     rep == 1 ? pct[method][op] : -1, reread, NULL);
 				t[method][op][done[method][op]++] = seconds;
 			}
 			/* Back to the file's size, and the gap written. */
@@ -765,7 +805,7 @@ static void run_case(int fd, struct bench_case *c, int extents,
 			c->cost[method] += (now() - start) / reps;
 		}
 	}
-	summarise(c, run, t, done, pct, failed);
+	summarise(c, run, t, again, done, pct, failed);
 }
 
 /* ShmemHugePages from /proc/meminfo, in kB. */
@@ -892,7 +932,7 @@ int main(int argc, char **argv)
 				 case_name(c), why[KERNEL], why[USER], left());
 		for (method = KERNEL; method <= USER; method++)
 			for (op = COLLAPSE; !run[method] && op <= INSERT; op++)
-				emit(c, -1, op, method, 0, 0, 0, "skipped");
+				emit(c, -1, op, method, 0, 0, 0, 0, "skipped");
 		if (!run[KERNEL] && !run[USER])
 			continue;
 		if (!open_case || !same_file(open_case, c)) {
