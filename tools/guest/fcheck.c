@@ -210,6 +210,14 @@ static void model_shift(struct model *m, int answer, int mode, long long off,
 		model_insert(m, off, len);
 }
 
+/* Make @dst, an empty model, a copy of @src. */
+static void model_copy(struct model *dst, const struct model *src)
+{
+	model_resize(dst, src->size);
+	memcpy(dst->data, src->data, src->size);
+	memcpy(dst->alloc, src->alloc, src->nunits);
+}
+
 static long long model_blocks(const struct model *m)
 {
 	long long i, n = 0;
@@ -1111,6 +1119,30 @@ static long long sectors_read(int fd)
 }
 
 /*
+ * A file of @size bytes written in one run, cached and read through a
+ * shared mapping with @prot: few extents, so that the extent tree of ext4
+ * fits in its inode before and after a shift and st_blocks counts the
+ * data alone.  NULL if it cannot be built (the case reported).
+ */
+static unsigned char *build_written(const char *name, long long size,
+				    int prot, struct model *m, int *fd,
+				    long long *overhead)
+{
+	char *layout = malloc(size / unit + 1);
+	unsigned char *map;
+
+	if (!layout) {
+		report(name, EIO, 0, 0, NULL);
+		return NULL;
+	}
+	memset(layout, 'W', size / unit);
+	layout[size / unit] = 0;
+	map = build_mapped(name, layout, size, prot, m, fd, overhead);
+	free(layout);
+	return map;
+}
+
+/*
  * The page cache past the range survives the shift, moved with the data:
  * ext4 and xfs move it when the range is page-aligned, tmpfs always (its
  * cache is the file).  Afterwards mincore() finds every page of the file
@@ -1118,14 +1150,6 @@ static long long sectors_read(int fd)
  * reads no sector from the disk.  A filesystem that drops its cache skips,
  * saying how much it dropped; skips.txt must declare it.
  */
-/*
- * 64 units written in one go: few extents, so that the extent tree of
- * ext4 fits in its inode before and after the shift and st_blocks counts
- * the data alone.
- */
-#define CACHE_KEPT_LAYOUT	"WWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWW" \
-				"WWWWWWWWWWWWWWWWWWWWWWWWWWWWWWWW"
-
 static void case_cache_kept(int mode, const char *name)
 {
 	long long size = 64 * unit, off = 8 * unit, len = 4 * unit;
@@ -1137,8 +1161,7 @@ static void case_cache_kept(int mode, const char *name)
 	struct model m;
 	int fd, answer;
 
-	map = build_mapped(name, CACHE_KEPT_LAYOUT, size, PROT_READ, &m, &fd,
-			   &overhead);
+	map = build_written(name, size, PROT_READ, &m, &fd, &overhead);
 	if (!map)
 		return;
 	munmap(map, size);
@@ -1192,30 +1215,9 @@ static int on_tmpfs(void)
 
 /* ------------------------------------------------------------------ */
 /*
- * A file of @size bytes written in one run, cached, for the cases that
- * race a thread against a shift: 8 MiB, so that the shift takes long
- * enough under emulation for the thread to meet it.  NULL if it cannot be
- * built (the case reported).
+ * The file of the cases that race a thread against a shift: 8 MiB, so that
+ * the shift takes long enough under emulation for the thread to meet it.
  */
-static unsigned char *build_racing(const char *name, long long size,
-				   struct model *m, int *fd,
-				   long long *overhead)
-{
-	char *layout = malloc(size / unit + 1);
-	unsigned char *map;
-
-	if (!layout) {
-		report(name, EIO, 0, 0, NULL);
-		return NULL;
-	}
-	memset(layout, 'W', size / unit);
-	layout[size / unit] = 0;
-	map = build_mapped(name, layout, size, PROT_READ | PROT_WRITE, m, fd,
-			   overhead);
-	free(layout);
-	return map;
-}
-
 #define RACE_SIZE	(8LL << 20)
 
 /* The shift of the racing cases: one page (or unit, if larger) at the second. */
@@ -1334,7 +1336,8 @@ static void case_store_during_shift(int mode, const char *name)
 	struct model m;
 	double start;
 
-	map = build_racing(name, size, &m, &fd, &overhead);
+	map = build_written(name, size, PROT_READ | PROT_WRITE, &m, &fd,
+			    &overhead);
 	if (!map)
 		return;
 	munmap(map, size);
@@ -1418,18 +1421,15 @@ static void case_read_during_shift(int mode, const char *name)
 		       "tmpfs reads reread i_size for every page and may stop at either EOF (RACE_EOF, docs/design.rst)");
 		return;
 	}
-	map = build_racing(name, size, &m, &fd, &overhead);
+	map = build_written(name, size, PROT_READ | PROT_WRITE, &m, &fd,
+			    &overhead);
 	if (!map)
 		return;
 	munmap(map, size);
 	/* The states: as built, shifted once, and shifted back. */
-	model_resize(&once, m.size);
-	memcpy(once.data, m.data, m.size);
-	memcpy(once.alloc, m.alloc, m.nunits);
+	model_copy(&once, &m);
 	model_shift(&once, 0, mode, off, len);
-	model_resize(&back, once.size);
-	memcpy(back.data, once.data, once.size);
-	memcpy(back.alloc, once.alloc, once.nunits);
+	model_copy(&back, &once);
 	model_shift(&back, 0, other, off, len);
 
 	r = (struct reader){ .fd = fd, .off = size - 4 * len, .len = 8 * len,
