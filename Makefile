@@ -7,7 +7,27 @@ TREE      := build/linux
 KUNIT_DIR := build/kunit
 FRAGMENTS := kunit/collapse.kunitconfig kconfig/debug.config kconfig/guest.config
 MUTANTS   := $(sort $(wildcard kunit/mutants/*.patch))
-SUITES    := $(shell sed -e '/^\#/d' -e '/^$$/d' kunit/suites)
+ALL_SUITES := $(shell sed -e '/^\#/d' -e '/^$$/d' kunit/suites)
+# The series' in-tree kunitconfigs; kunit/collapse.kunitconfig is their union.
+KUNITCONFIG_DIRS := fs/tests fs/ext4 fs/xfs mm/tests
+
+# make kunit SUITES=GLOB runs only the suites kunit.py's filter glob GLOB
+# names (xfs_bmap_shift, 'ext4_*'), on the same debug kernel, under the same
+# verdict rules.  ARCH=arm64 builds and runs every suite on arm64 with
+# 64 KiB pages instead, in its own build directory.
+SUITES ?=
+ARCH ?= x86_64
+ifeq ($(ARCH),arm64)
+KUNIT_NAME := kunit-arm64
+KUNIT_BUILD := build/kunit-arm64
+KUNIT_FRAGMENTS := $(FRAGMENTS) kconfig/arm64-64k.config
+else ifeq ($(ARCH),x86_64)
+KUNIT_NAME := kunit
+KUNIT_BUILD := $(KUNIT_DIR)
+KUNIT_FRAGMENTS := $(FRAGMENTS)
+else
+$(error ARCH=$(ARCH): make kunit knows x86_64 (the default) and arm64)
+endif
 
 # Debian packages the targets need, besides the pinned kernel source.
 PACKAGES := qemu-system-x86 python3 python3-docutils python3-ply python3-git gcc make flex bison bc \
@@ -55,6 +75,7 @@ help:
 	@echo 'make tree       extract the pinned kernel into $(TREE) and apply patches/series'
 	@echo 'make export     write the commits of $(TREE) (base..HEAD) back to patches/'
 	@echo 'make kunit      build the series kernel (debug config) and run every KUnit suite in QEMU x86_64'
+	@echo '                (SUITES=xfs_bmap_shift: those suites only; ARCH=arm64: on arm64 with 64 KiB pages)'
 	@echo 'make vmtest     boot that kernel in QEMU: the conformance matrix and the model checker (FS=xfs: one; LONG=1)'
 	@echo 'make crashtest  kill the guest amid collapse/insert on ext4 and xfs COUNT=20 times; fsck, check the file'
 	@echo 'make bench      time collapse/insert against a user-space shift on ext4, xfs, f2fs, tmpfs (QUICK=1: short),'
@@ -82,10 +103,8 @@ export:
 	@tools/export.sh $(TREE) patches
 
 kunit: tree
-	@tools/stage.sh kunit sh -c 'tools/kunit.sh $(TREE) $(KUNIT_DIR) build/kunit.json "" $(FRAGMENTS) && \
-		tools/kunit_report.py --log $(KUNIT_DIR)/test.log --json build/kunit.json \
-			--console-out build/kunit-console.log --ktap-out build/kunit.ktap \
-			--suites $(SUITES)'
+	@KUNIT_ARCH=$(ARCH) tools/stage.sh $(KUNIT_NAME) tools/kunit-stage.sh $(TREE) $(KUNIT_BUILD) \
+		build/$(KUNIT_NAME) "$(SUITES)" "$(ALL_SUITES)" "$(KUNITCONFIG_DIRS)" $(KUNIT_FRAGMENTS)
 
 vmtest:
 	@LONG="$(LONG)" tools/stage.sh vmtest tools/vmtest.sh $(VMTEST_KERNEL) $(FS)
@@ -129,7 +148,8 @@ test: deps tree
 	@MAKE="$(MAKE)" COUNT=$(TEST_CRASH_COUNT) tools/run_stages.sh test $(TEST_STAGES)
 
 clean:
-	rm -rf build/logs build/mutants build/check build/kunit.* build/kunit-console.log
+	rm -rf build/logs build/mutants build/check build/kunit.* build/kunit-console.log build/kunit-cases.txt
+	rm -rf build/kunit-arm64* build/kunitconfigs
 	rm -rf build/vmtest build/vmtest.log build/vmtest-console.log build/vmtest-table.txt
 	rm -rf build/crashtest build/crashtest.log
 	rm -rf build/bench build/bench-fill

@@ -5,7 +5,9 @@
 # usage: tools/kunit.sh TREE BUILD_DIR JSON_OUT FILTER_GLOB FRAGMENT...
 # FILTER_GLOB may be empty (all suites).  The kernel configuration is the
 # concatenation of the FRAGMENTs (kunitconfig and kconfig fragments).
-# Environment: KUNIT_TIMEOUT (seconds for the test run, default 1500).
+# Environment: KUNIT_TIMEOUT (seconds for the test run, default 1500);
+# KUNIT_ARCH (x86_64, the default, or arm64: built with Debian's
+# aarch64-linux-gnu cross compiler and run in qemu-system-aarch64, TCG).
 #
 # TCG runs the guest tens of times slower than hardware, and slower still
 # while the host builds: the RCU stall detector's 21 s default then reports
@@ -30,13 +32,22 @@ CCACHE_BASEDIR=$(realpath "$(dirname "$0")/..")
 export CCACHE_BASEDIR
 rm -f "$json" "$build_dir/test.log"
 
+arch=${KUNIT_ARCH:-x86_64}
+case $arch in
+x86_64)	cross="" ;;
+arm64)	cross=aarch64-linux-gnu- ;;
+*)	echo "kunit: KUNIT_ARCH=$arch: only x86_64 and arm64 are set up" >&2
+	exit 2 ;;
+esac
+
 # shellcheck disable=SC2086 # $fragments is a list of options
-set -- --arch=x86_64 --build_dir "$build_dir" $fragments \
-	--make_options "CC=ccache gcc" --jobs "$(nproc)" \
+set -- --arch="$arch" --build_dir "$build_dir" $fragments \
+	--make_options "CC=ccache ${cross}gcc" --jobs "$(nproc)" \
 	--kernel_args rcupdate.rcu_cpu_stall_timeout=300 \
 	--timeout "${KUNIT_TIMEOUT:-1500}" --json="$json"
+[ -n "$cross" ] && set -- "$@" --cross_compile="$cross"
 [ -n "$filter" ] && set -- "$@" "$filter"
 
-echo "kunit: building in $build_dir and running in QEMU x86_64 (TCG)"
+echo "kunit: building in $build_dir and running in QEMU $arch (TCG)"
 # kunit.py exits non-zero on any failure; the report below gives the verdict.
 /usr/bin/python3 "$tree/tools/testing/kunit/kunit.py" run "$@" || true

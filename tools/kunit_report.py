@@ -4,9 +4,12 @@
 Writes the console log and the KTAP it carries next to the JSON, prints the
 per-suite summary and a last line "<stage>: N passed, N failed, N skipped".
 Exits 1 on a failed or crashed case, a missing suite, an incomplete run
-(crash, hang or timeout), or a kernel splat anywhere in the console log.
+(crash, hang or timeout), a kernel splat anywhere in the console log, or a
+skip the skips file does not declare for the architecture (and one it
+declares that ran and did not skip: the line is stale).
 """
 import argparse
+import fnmatch
 import json
 import re
 import shutil
@@ -30,6 +33,30 @@ def count(group, acc, cases, path):
         count(sub, acc, cases, f"{path}.{sub.get('name')}")
 
 
+def skip_problems(cases, skips_path, arch):
+    """List the declared skips of @arch that happened and return the
+    problems: a skip not declared, a declared one that ran and passed."""
+    declared = {}
+    if skips_path:
+        with open(skips_path) as f:
+            for line in f:
+                fields = line.split(None, 2)
+                if fields and not fields[0].startswith('#') and fields[0] == arch:
+                    declared[fields[1]] = fields[2].strip() if len(fields) > 2 else ''
+    problems = []
+    for case in cases:
+        status, name = case.split(' ', 1)
+        if status == 'SKIP' and name in declared:
+            print(f'  declared skip {name}: {declared[name]}')
+        elif status == 'SKIP':
+            problems.append(f'{name} skipped, and {skips_path or "no skips file"} '
+                            f'does not declare it for {arch}')
+        elif name in declared:
+            problems.append(f'{name} is declared a skip for {arch} but ran '
+                            f'({status}): remove the line')
+    return problems
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__)
     ap.add_argument('--log', required=True, help="kunit.py's test.log")
@@ -39,6 +66,13 @@ def main():
     ap.add_argument('--suites', nargs='*', default=[],
                     help='suites that must be present')
     ap.add_argument('--stage', default='kunit')
+    ap.add_argument('--filter', default='',
+                    help="kunit.py's filter glob: only the --suites it "
+                    'matches must be present')
+    ap.add_argument('--arch', default='x86_64')
+    ap.add_argument('--skips', help='the declared skips: lines "ARCH NAME '
+                    'REASON", NAME as in --cases-out; without it any skip '
+                    'is an error')
     ap.add_argument('--cases-out',
                     help='write each case there as "STATUS NAME", STATUS '
                     "kunit.py's (PASS, FAIL, SKIP, ERROR), NAME SUITE.CASE "
@@ -88,9 +122,17 @@ def main():
         print(f"  {suite.get('name', '?')}: {acc[0]} passed, {acc[1]} failed, "
               f"{acc[2]} skipped")
     names = {s.get('name') for s in suites}
-    for want in args.suites:
+    wanted = args.suites
+    if args.filter:
+        suite_glob = args.filter.split('.')[0]
+        wanted = [w for w in wanted if fnmatch.fnmatchcase(w, suite_glob)]
+        if not wanted:
+            problems.append(f'filter {args.filter} matches none of the suites '
+                            f'{" ".join(args.suites)}')
+    for want in wanted:
         if want not in names:
             problems.append(f'suite {want} is missing from the run')
+    problems += skip_problems(cases, args.skips, args.arch)
     if sum(total) == 0:
         problems.append('no test case ran')
 
