@@ -1,7 +1,7 @@
 # The map of the project: `make help` lists every target.
 # Every target is idempotent; the kernel tree and all output live in build/.
 
-include tools/config.mk
+include tools/tree/config.mk
 
 TREE      := build/linux
 KUNIT_DIR := build/kunit
@@ -37,7 +37,7 @@ PACKAGES := qemu-system-x86 python3 python3-docutils python3-ply python3-git gcc
 
 # make vmtest boots the kernel `make kunit` built (kconfig/guest.config is
 # one of its fragments).  FS= picks filesystems by name from
-# tools/guest/filesystems.txt (space or comma separated; empty: all).
+# tools/vmtest/guest/filesystems.txt (space or comma separated; empty: all).
 VMTEST_KERNEL := $(KUNIT_DIR)/arch/x86/boot/bzImage
 FS ?=
 
@@ -87,65 +87,65 @@ help:
 	@echo 'make prefixes   every prefix of the series builds its touched objects W=1 and sparse clean'
 	@echo 'make docs       docs/design.rst renders without a docutils warning'
 	@echo 'make mutants-apply  every kunit/mutants/*.patch applies to the series tree (git apply --check)'
-	@echo 'make verdicts   tools/vmtest-report.py fails each way a made-up guest run can go wrong'
+	@echo 'make verdicts   tools/vmtest/vmtest-report.py fails each way a made-up guest run can go wrong'
 	@echo 'make mutants    every kunit/mutants/*.patch must be killed by the suites it names'
 	@echo 'make test       deps + tree + kunit + vmtest + crashtest (3 runs) + check: one "test: N passed, ..." line'
 	@echo 'make clean      remove build output, keep the kernel tree and the ccache'
 	@echo 'make distclean  remove build/ entirely'
 
 deps:
-	@tools/deps.sh $(KERNEL_PKG) $(KERNEL_VERSION) $(PACKAGES)
+	@tools/tree/deps.sh $(KERNEL_PKG) $(KERNEL_VERSION) $(PACKAGES)
 
 tree:
-	@tools/tree.sh $(KERNEL_TARBALL) $(TREE) patches
+	@tools/tree/tree.sh $(KERNEL_TARBALL) $(TREE) patches
 
 export:
-	@tools/export.sh $(TREE) patches
+	@tools/tree/export.sh $(TREE) patches
 
 kunit: tree
-	@KUNIT_ARCH=$(ARCH) tools/stage.sh $(KUNIT_NAME) tools/kunit-stage.sh $(TREE) $(KUNIT_BUILD) \
+	@KUNIT_ARCH=$(ARCH) tools/lib/stage.sh $(KUNIT_NAME) tools/kunit/kunit-stage.sh $(TREE) $(KUNIT_BUILD) \
 		build/$(KUNIT_NAME) "$(SUITES)" "$(ALL_SUITES)" "$(KUNITCONFIG_DIRS)" $(KUNIT_FRAGMENTS)
 
 vmtest:
-	@LONG="$(LONG)" tools/stage.sh vmtest tools/vmtest.sh $(VMTEST_KERNEL) $(FS)
+	@LONG="$(LONG)" tools/lib/stage.sh vmtest tools/vmtest/vmtest.sh $(VMTEST_KERNEL) $(FS)
 
 crashtest:
-	@tools/stage.sh crashtest tools/crashtest.sh $(VMTEST_KERNEL) $(COUNT)
+	@tools/lib/stage.sh crashtest tools/crashtest/crashtest.sh $(VMTEST_KERNEL) $(COUNT)
 
 bench: bench-kernel bench-base-kernel
-	@QUICK="$(QUICK)" SIZES="$(SIZES)" tools/bench.sh $(KERNEL)
-	@tools/bench-fill.sh $(BENCH_KERNEL) $(BASE_KERNEL)
+	@QUICK="$(QUICK)" SIZES="$(SIZES)" tools/bench/bench.sh $(KERNEL)
+	@tools/bench/bench-fill.sh $(BENCH_KERNEL) $(BASE_KERNEL)
 
 bench-kernel: tree
-	@tools/bench-kernel.sh $(TREE) $(BENCH_DIR) $(BENCH_FRAGMENTS)
+	@tools/bench/bench-kernel.sh $(TREE) $(BENCH_DIR) $(BENCH_FRAGMENTS)
 
 bench-base-kernel: tree
-	@tools/base-tree.sh $(TREE) $(BASE_TREE)
-	@tools/bench-kernel.sh $(BASE_TREE) $(BASE_DIR) $(BENCH_FRAGMENTS)
+	@tools/tree/base-tree.sh $(TREE) $(BASE_TREE)
+	@tools/bench/bench-kernel.sh $(BASE_TREE) $(BASE_DIR) $(BENCH_FRAGMENTS)
 
 check: tree
-	@MAKE="$(MAKE)" tools/run_stages.sh check $(CHECK_STAGES)
+	@MAKE="$(MAKE)" tools/lib/run_stages.sh check $(CHECK_STAGES)
 
 checkpatch: tree
-	@tools/stage.sh checkpatch tools/checkpatch.sh $(TREE) patches
+	@tools/lib/stage.sh checkpatch tools/check/checkpatch.sh $(TREE) patches
 
 prefixes: tree
-	@tools/stage.sh prefixes tools/check_prefixes.py $(TREE) build/check-src build/check $(FRAGMENTS)
+	@tools/lib/stage.sh prefixes tools/check/check_prefixes.py $(TREE) build/check-src build/check $(FRAGMENTS)
 
 docs:
-	@tools/stage.sh docs tools/check_docs.py docs/design.rst
+	@tools/lib/stage.sh docs tools/check/check_docs.py docs/design.rst
 
 mutants-apply: tree
-	@tools/stage.sh mutants-apply tools/check_mutants_apply.sh $(TREE) $(MUTANTS)
+	@tools/lib/stage.sh mutants-apply tools/kunit/check_mutants_apply.sh $(TREE) $(MUTANTS)
 
 verdicts:
-	@tools/stage.sh verdicts tools/check_vmtest_report.py
+	@tools/lib/stage.sh verdicts tools/vmtest/check_vmtest_report.py
 
 mutants: tree
-	@tools/mutants.sh $(TREE) $(KUNIT_DIR) "$(FRAGMENTS)" $(MUTANTS)
+	@tools/kunit/mutants.sh $(TREE) $(KUNIT_DIR) "$(FRAGMENTS)" $(MUTANTS)
 
 test: deps tree
-	@MAKE="$(MAKE)" COUNT=$(TEST_CRASH_COUNT) tools/run_stages.sh test $(TEST_STAGES)
+	@MAKE="$(MAKE)" COUNT=$(TEST_CRASH_COUNT) tools/lib/run_stages.sh test $(TEST_STAGES)
 
 clean:
 	rm -rf build/logs build/mutants build/check build/kunit.* build/kunit-console.log build/kunit-cases.txt

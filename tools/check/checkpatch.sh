@@ -1,0 +1,29 @@
+#!/bin/sh
+# checkpatch.pl --strict on every patch of the series, with the tree's own
+# checkpatch.  One type is ignored: UNKNOWN_COMMIT_ID, because the tree is
+# a release tarball committed without history, so no mainline commit id a
+# changelog cites (Fixes:, "commit 00f5e61998dd (...)") can be found in it.
+#
+# usage: tools/check/checkpatch.sh TREE PATCH_DIR
+set -eu
+
+tree=$(realpath "$1")
+patches=$(realpath "$2")
+passed=0
+failed=0
+
+for p in $(sed -e '/^#/d' -e '/^$/d' "$patches/series"); do
+	out=$(cd "$tree" && PATH="/usr/bin:$PATH" perl scripts/checkpatch.pl --strict --terse \
+		--show-types --ignore UNKNOWN_COMMIT_ID "$patches/$p" 2>&1 |
+		grep -E 'ERROR|WARNING|CHECK|Traceback|No such file' || true)
+	if [ -z "$out" ]; then
+		echo "checkpatch: ok $p"
+		passed=$((passed + 1))
+	else
+		echo "checkpatch: FAIL $p"
+		echo "$out" | sed 's/^/  /'
+		failed=$((failed + 1))
+	fi
+done
+echo "checkpatch: $passed passed, $failed failed, 0 skipped"
+[ "$failed" -eq 0 ]

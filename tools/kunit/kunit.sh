@@ -1,0 +1,53 @@
+#!/bin/sh
+# Build the series kernel with kunit.py for x86_64 and run its KUnit suites
+# in QEMU (TCG), then judge the run with tools/kunit/kunit_report.py.
+#
+# usage: tools/kunit/kunit.sh TREE BUILD_DIR JSON_OUT FILTER_GLOB FRAGMENT...
+# FILTER_GLOB may be empty (all suites).  The kernel configuration is the
+# concatenation of the FRAGMENTs (kunitconfig and kconfig fragments).
+# Environment: KUNIT_TIMEOUT (seconds for the test run, default 1500);
+# KUNIT_ARCH (x86_64, the default, or arm64: built with Debian's
+# aarch64-linux-gnu cross compiler and run in qemu-system-aarch64, TCG).
+#
+# TCG runs the guest tens of times slower than hardware, and slower still
+# while the host builds: the RCU stall detector's 21 s default then reports
+# starved kthreads that are only emulation.  It gets its maximum, 300 s;
+# a real hang still ends in kunit.py's timeout and fails the run.
+set -eu
+
+tree=$(realpath "$1")
+build_dir=$(realpath -m "$2")
+json=$(realpath -m "$3")
+filter=$4
+shift 4
+fragments=""
+for f in "$@"; do
+	fragments="$fragments --kunitconfig $(realpath "$f")"
+done
+
+mkdir -p "$build_dir" "$(dirname "$json")"
+# Paths below the project are hashed relative to the build directory, so
+# a fresh clone elsewhere hits the ccache entries this one left.
+CCACHE_BASEDIR=$(realpath "$(dirname "$0")/../..")
+export CCACHE_BASEDIR
+rm -f "$json" "$build_dir/test.log"
+
+arch=${KUNIT_ARCH:-x86_64}
+case $arch in
+x86_64)	cross="" ;;
+arm64)	cross=aarch64-linux-gnu- ;;
+*)	echo "kunit: KUNIT_ARCH=$arch: only x86_64 and arm64 are set up" >&2
+	exit 2 ;;
+esac
+
+# shellcheck disable=SC2086 # $fragments is a list of options
+set -- --arch="$arch" --build_dir "$build_dir" $fragments \
+	--make_options "CC=ccache ${cross}gcc" --jobs "$(nproc)" \
+	--kernel_args rcupdate.rcu_cpu_stall_timeout=300 \
+	--timeout "${KUNIT_TIMEOUT:-1500}" --json="$json"
+[ -n "$cross" ] && set -- "$@" --cross_compile="$cross"
+[ -n "$filter" ] && set -- "$@" "$filter"
+
+echo "kunit: building in $build_dir and running in QEMU $arch (TCG)"
+# kunit.py exits non-zero on any failure; the report below gives the verdict.
+/usr/bin/python3 "$tree/tools/testing/kunit/kunit.py" run "$@" || true

@@ -1,0 +1,28 @@
+#!/bin/sh
+# Write the commits of the series tree (base..HEAD) back to patches/ as
+# git format-patch files and rewrite patches/series.  Output is stable
+# (zero commit ids, no signature), so re-exporting an unchanged series
+# changes no file and does not force `make tree` to re-apply.
+#
+# usage: tools/tree/export.sh TREE PATCH_DIR
+set -eu
+
+tree=$1
+patches=$(realpath "$2")
+tmp=$(mktemp -d)
+trap 'rm -rf "$tmp"' EXIT
+
+git -C "$tree" format-patch -q -N --zero-commit --no-signature -o "$tmp" base..HEAD
+rm -f "$patches"/*.patch
+{
+	echo "# The series, in order. One git format-patch file a line."
+	for p in "$tmp"/*.patch; do
+		[ -e "$p" ] || continue
+		cp "$p" "$patches/"
+		basename "$p"
+	done
+} >"$patches/series.new"
+mv "$patches/series.new" "$patches/series"
+# The tree now matches patches/: record that so `make tree` keeps it.
+"$(dirname "$0")/series_hash.sh" "$patches" >"$tree/.git/series.sha256"
+echo "export: $(grep -vc '^#' "$patches/series") patches in $patches"
