@@ -33,12 +33,21 @@ endif
 PACKAGES := qemu-system-x86 python3 python3-docutils python3-ply python3-git gcc make flex bison bc \
 	libelf-dev libssl-dev cpio xz-utils ccache sparse git perl \
 	busybox-static xfsprogs e2fsprogs f2fs-tools dosfstools util-linux \
-	libc6-dev seabios gnuplot-nox
+	libc6-dev seabios gnuplot-nox gcc-aarch64-linux-gnu qemu-system-arm
 
 # make vmtest boots the kernel `make kunit` built (kconfig/guest.config is
 # one of its fragments).  FS= picks filesystems by name from
 # tools/vmtest/guest/filesystems.txt (space or comma separated; empty: all).
 VMTEST_KERNEL := $(KUNIT_DIR)/arch/x86/boot/bzImage
+# ARCH=arm64: the kernel of make kunit ARCH=arm64, 64 KiB pages, on the
+# rows of tools/vmtest/guest/filesystems-arm64.txt, into build/vmtest-arm64.
+ifeq ($(ARCH),arm64)
+VMTEST_NAME := vmtest-arm64
+VMTEST_IMAGE := build/kunit-arm64/arch/arm64/boot/Image.gz
+else
+VMTEST_NAME := vmtest
+VMTEST_IMAGE := $(VMTEST_KERNEL)
+endif
 FS ?=
 
 # LONG=1: make vmtest runs the model checker for 1000000 operations per
@@ -77,6 +86,7 @@ help:
 	@echo 'make kunit      build the series kernel (debug config) and run every KUnit suite in QEMU x86_64'
 	@echo '                (SUITES=xfs_bmap_shift: those suites only; ARCH=arm64: on arm64 with 64 KiB pages)'
 	@echo 'make vmtest     boot that kernel in QEMU: the conformance matrix and the model checker (FS=xfs: one; LONG=1)'
+	@echo '                (ARCH=arm64: the make kunit ARCH=arm64 kernel, 64 KiB pages, on ext4, ext4-1k, xfs, tmpfs)'
 	@echo 'make crashtest  kill the guest amid collapse/insert on ext4 and xfs COUNT=20 times; fsck, check the file'
 	@echo 'make bench      time collapse/insert against a user-space shift on ext4, xfs, f2fs, tmpfs (QUICK=1: short),'
 	@echo '                then the tmpfs fill path (faults, writes, hole reads) with and without the series'
@@ -107,7 +117,8 @@ kunit: tree
 		build/$(KUNIT_NAME) "$(SUITES)" "$(ALL_SUITES)" "$(KUNITCONFIG_DIRS)" $(KUNIT_FRAGMENTS)
 
 vmtest:
-	@LONG="$(LONG)" tools/lib/stage.sh vmtest tools/vmtest/vmtest.sh $(VMTEST_KERNEL) $(FS)
+	@LONG="$(LONG)" VMTEST_ARCH=$(ARCH) VMTEST_OUT="$${VMTEST_OUT:-build/$(VMTEST_NAME)}" \
+		tools/lib/stage.sh $(VMTEST_NAME) tools/vmtest/vmtest.sh $(VMTEST_IMAGE) $(FS)
 
 crashtest:
 	@tools/lib/stage.sh crashtest tools/crashtest/crashtest.sh $(VMTEST_KERNEL) $(COUNT)
@@ -151,6 +162,7 @@ clean:
 	rm -rf build/logs build/mutants build/check build/kunit.* build/kunit-console.log build/kunit-cases.txt
 	rm -rf build/kunit-arm64* build/kunitconfigs
 	rm -rf build/vmtest build/vmtest.log build/vmtest-console.log build/vmtest-table.txt
+	rm -rf build/vmtest-arm64* build/arm64-userland
 	rm -rf build/crashtest build/crashtest.log
 	rm -rf build/bench build/bench-fill
 	rm -rf $(KUNIT_DIR)

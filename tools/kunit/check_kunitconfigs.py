@@ -19,8 +19,9 @@ import sys
 
 
 def main():
-    tree, build, union_path, dirs = (sys.argv[1], sys.argv[2], sys.argv[3],
-                                     sys.argv[4:])
+    tree, build, union_path, dirs = (os.path.abspath(sys.argv[1]),
+                                     os.path.abspath(sys.argv[2]),
+                                     sys.argv[3], sys.argv[4:])
     sys.path.insert(0, os.path.join(tree, 'tools', 'testing', 'kunit'))
     import kunit_config  # pylint: disable=import-outside-toplevel
 
@@ -29,7 +30,7 @@ def main():
     union = set()
     for d in dirs:
         path = os.path.join(tree, d, '.kunitconfig')
-        out = os.path.join(os.path.abspath(build), d.replace('/', '-'))
+        out = os.path.join(build, d.replace('/', '-'))
         if not os.path.isfile(path):
             print(f'kunitconfigs: {d}: no .kunitconfig in the tree')
             failed += 1

@@ -20,12 +20,20 @@ for p in "$@"; do
 	[ -n "$(installed_version "$p")" ] || missing="$missing $p"
 done
 have_kernel=$(installed_version "$kernel_pkg")
-if [ -z "$missing" ] && [ "$have_kernel" = "$kernel_version" ]; then
+# make vmtest ARCH=arm64 downloads arm64 packages for its guest
+# (tools/vmtest/arm64-userland.sh): apt must know that architecture.
+arm64=""
+dpkg --print-foreign-architectures | grep -qx arm64 || arm64=missing
+if [ -z "$missing" ] && [ -z "$arm64" ] && [ "$have_kernel" = "$kernel_version" ]; then
 	echo "deps: all packages present ($kernel_pkg $have_kernel)"
 	exit 0
 fi
 
 export DEBIAN_FRONTEND=noninteractive
+if [ -n "$arm64" ]; then
+	echo "deps: adding the dpkg architecture arm64"
+	dpkg --add-architecture arm64
+fi
 echo "deps: apt-get update"
 apt-get update -q >/dev/null
 

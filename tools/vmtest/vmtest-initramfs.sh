@@ -5,6 +5,9 @@
 # fallocate with the shared libraries ldd finds for them.
 #
 # usage: tools/vmtest/vmtest-initramfs.sh OUT.cpio.gz CONF PROGRAM...
+# VMTEST_USERLAND=DIR takes busybox, xfs_io, fallocate and their shared
+# libraries from DIR, another architecture's packages unpacked there
+# (tools/vmtest/arm64-userland.sh), instead of from the host.
 set -eu
 
 out=$(realpath -m "$1")
@@ -16,13 +19,26 @@ stage=$out.d
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/etc" "$stage/proc" "$stage/sys" "$stage/dev" \
 	"$stage/mnt" "$stage/tmp"
-cp "$(command -v busybox)" "$stage/bin/busybox"
+root=${VMTEST_USERLAND:-}
+if [ -n "$root" ]; then
+	cp "$root/bin/busybox" "$stage/bin/busybox"
+else
+	cp "$(command -v busybox)" "$stage/bin/busybox"
+fi
 cp "$here/guest/init" "$stage/init"
 cp "$conf" "$stage/etc/vmtest.conf"
 for prog in "$@"; do
 	cp "$prog" "$stage/bin/${prog##*/}"
 done
+if [ -n "$root" ]; then
+	cp "$root/usr/sbin/xfs_io" "$root/usr/bin/fallocate" "$stage/bin/"
+	# Every shared library the packages hold, and the dynamic loader.
+	(cd "$root" && find lib usr/lib -name gconv -prune -o \
+		\( -name '*.so*' -o -name 'ld-linux*' \) \( -type f -o -type l \) \
+		-print | cpio -pdm --quiet "$stage")
+fi
 for tool in xfs_io fallocate; do
+	[ -n "$root" ] && break
 	bin=$(command -v "$tool")
 	cp "$bin" "$stage/bin/$tool"
 	# "lib => /path (addr)" and "/lib64/ld-linux-x86-64.so.2 (addr)"

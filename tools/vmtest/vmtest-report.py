@@ -191,8 +191,9 @@ def main():
     ap.add_argument('--fsck', required=True,
                     help='file of "NAME ok|fail|none" lines from the host fsck')
     ap.add_argument('--divergence', required=True)
-    ap.add_argument('--skips', required=True,
-                    help='file of "FS CASE REASON" lines: the skips allowed')
+    ap.add_argument('--skips', required=True, action='append',
+                    help='file of "FS CASE REASON" lines: the skips allowed '
+                    '(several: their rules together)')
     ap.add_argument('--table', required=True)
     ap.add_argument('--qemu-rc', type=int, required=True)
     ap.add_argument('--seconds', default='?')
@@ -204,7 +205,8 @@ def main():
     results = read_lines(args.results)
     console = read_lines(args.console)
     booted, fss, problems = parse_results(results or [])
-    skip_rules = read_skips(args.skips)
+    skip_rules = [r for path in args.skips for r in read_skips(path)]
+    skips_named = ' or '.join(args.skips)
     fsck = {}
     for line in read_lines(args.fsck) or []:
         if line.split():
@@ -257,7 +259,7 @@ def main():
             if c['skip'] and rule is None:
                 why = c['extra'].split('# SKIP', 1)[1].strip()
                 problems.append(f'{name} {c["case"]}: skipped ({why}) but '
-                                f'not declared in {args.skips}')
+                                f'not declared in {skips_named}')
             elif not c['skip'] and rule is not None:
                 problems.append(f'{name} {c["case"]}: declared a skip in '
                                 f'{rule["where"]}, but it ran')

@@ -21,7 +21,10 @@
 # guest, default 600 plus three times the model checker's expected time),
 # VMTEST_MEM (MiB a guest, default 2048), VMTEST_SMP (default 1),
 # VMTEST_OUT (output directory, default build/vmtest; another lets two
-# runs share the project).
+# runs share the project), VMTEST_ARCH (x86_64, the default, or arm64:
+# KERNEL is an arm64 Image with 64 KiB pages, the guest programs are
+# cross-built, busybox and the tools come from Debian's arm64 packages,
+# and the rows from tools/vmtest/guest/filesystems-arm64.txt).
 # Output: OUT.log (this output), OUT-console.log (the kernel consoles, one
 # guest after the other), OUT-table.txt, and OUT/ (images, the guests'
 # results, fsck logs; OUT/gN/: guest N's list, initramfs, swap disk).
@@ -44,7 +47,15 @@ fi
 kernel=$1
 shift
 want=$(echo "$*" | tr ',' ' ')
-table=tools/vmtest/guest/filesystems.txt
+export VMTEST_ARCH="${VMTEST_ARCH:-x86_64}"
+case $VMTEST_ARCH in
+x86_64)	table=tools/vmtest/guest/filesystems.txt cc=gcc page=4096
+	skips="--skips tools/vmtest/guest/skips.txt" ;;
+arm64)	table=tools/vmtest/guest/filesystems-arm64.txt cc=aarch64-linux-gnu-gcc page=65536
+	skips="--skips tools/vmtest/guest/skips.txt --skips tools/vmtest/guest/skips-arm64.txt" ;;
+*)	echo "vmtest: VMTEST_ARCH=$VMTEST_ARCH: only x86_64 and arm64 are set up" >&2
+	exit 2 ;;
+esac
 start=$(date +%s)
 
 die() {
@@ -72,9 +83,14 @@ done
 need() {
 	command -v "$1" >/dev/null 2>&1 || die "missing host tool '$1' (Debian package $2)"
 }
-need qemu-system-x86_64 qemu-system-x86
-need busybox busybox-static
-need gcc gcc
+if [ "$VMTEST_ARCH" = arm64 ]; then
+	need qemu-system-aarch64 qemu-system-arm
+	need "$cc" gcc-aarch64-linux-gnu
+else
+	need qemu-system-x86_64 qemu-system-x86
+	need busybox busybox-static
+	need gcc gcc
+fi
 need cpio cpio
 need gzip gzip
 need ldd libc-bin
@@ -82,9 +98,15 @@ need xfs_io xfsprogs
 need fallocate util-linux
 need mkswap util-linux
 need python3 python3
-[ -f /usr/share/seabios/bios-256k.bin ] || die "missing /usr/share/seabios/bios-256k.bin (Debian package seabios)"
-ldd "$(command -v busybox)" >/dev/null 2>&1 &&
-	die "busybox is not static (install the Debian package busybox-static)"
+if [ "$VMTEST_ARCH" = arm64 ]; then
+	tools/vmtest/arm64-userland.sh build/arm64-userland ||
+		die "cannot get the arm64 userland"
+	export VMTEST_USERLAND=build/arm64-userland/root
+else
+	[ -f /usr/share/seabios/bios-256k.bin ] || die "missing /usr/share/seabios/bios-256k.bin (Debian package seabios)"
+	ldd "$(command -v busybox)" >/dev/null 2>&1 &&
+		die "busybox is not static (install the Debian package busybox-static)"
+fi
 for name in $selected; do
 	type=$(echo "$fslist" | awk -v n="$name" '$1 == n { print $2 }')
 	case $type in
@@ -95,13 +117,13 @@ for name in $selected; do
 	esac
 done
 
-echo "vmtest: kernel $kernel; filesystems:$selected"
+echo "vmtest: kernel $kernel ($VMTEST_ARCH); filesystems:$selected"
 mkdir -p "$out"
 rm -f "$out"/*.img "$out"/*.log "$out/results.tap" "$out/fsck.txt"
 
 for prog in fcheck fsmodel; do
-	gcc -static -O2 -Wall -Wextra -Werror -o "$out/$prog" "tools/vmtest/guest/$prog.c" ||
-		die "cannot build tools/vmtest/guest/$prog.c statically (gcc, libc6-dev)"
+	"$cc" -static -O2 -Wall -Wextra -Werror -o "$out/$prog" "tools/vmtest/guest/$prog.c" ||
+		die "cannot build tools/vmtest/guest/$prog.c statically ($cc, its libc)"
 done
 
 # The model checker: one seed for every filesystem.
@@ -145,7 +167,7 @@ while [ "$g" -le "$guests" ]; do
 	mkdir -p "$out/g$g"
 	dd if=/dev/zero of="$out/g$g/swap.img" bs=1M count=256 status=none
 	chmod 600 "$out/g$g/swap.img"
-	mkswap "$out/g$g/swap.img" >/dev/null || die "mkswap $out/g$g/swap.img failed"
+	mkswap -p "$page" "$out/g$g/swap.img" >/dev/null || die "mkswap $out/g$g/swap.img failed"
 	echo "swap swap - -" >"$out/g$g/vmtest.conf"
 	g=$((g + 1))
 done
@@ -269,10 +291,10 @@ for name in $selected; do
 	fi
 done
 
-# shellcheck disable=SC2086 # $selected is a list of names
+# shellcheck disable=SC2086 # $skips and $selected are lists
 /usr/bin/python3 tools/vmtest/vmtest-report.py --results "$out/results.tap" \
 	--console "$out-console.log" --fsck "$out/fsck.txt" \
 	--divergence tools/vmtest/guest/intended-divergence.txt \
-	--skips tools/vmtest/guest/skips.txt \
+	$skips \
 	--table "$out-table.txt" --qemu-rc "$qemu_rc" \
 	--seconds "$(($(date +%s) - start))" $selected

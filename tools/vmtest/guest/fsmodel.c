@@ -1663,13 +1663,13 @@ static void model_run(struct target *t)
 #define MAX_ACCESSES	12
 #define READERS		4	/* reader threads of the second part */
 /*
- * fsmodel.reads: at most 4 MiB on tmpfs, whose shift never sleeps: it
- * overlaps a read only when preempted, so it must move many entries (1
- * MiB gave too few overlapping reads on an idle host); 256 KiB elsewhere,
- * where shifts wait for the disk and f2fs
- * moves block by block.
+ * fsmodel.reads: at most 1024 pages on tmpfs (4 MiB with 4 KiB pages),
+ * whose shift never sleeps: it overlaps a read only when preempted, so it
+ * must move many entries (256 pages gave too few overlapping reads on an
+ * idle host, and so did 4 MiB of 64 KiB pages); 256 KiB elsewhere, where
+ * shifts wait for the disk and f2fs moves block by block.
  */
-#define READ_FILE_TMPFS	(4 << 20)
+#define READ_FILE_TMPFS_PAGES	1024
 #define READ_FILE	(256 << 10)
 #define READ_PAGES	64	/* a pread of the second part: at most */
 #define READS_AFTER	2	/* reads a reader makes once the shift returned */
@@ -2937,7 +2937,7 @@ static void concurrent_run(void)
 			   maxlen / 2 / unit * unit + 123, maxlen);
 	if (!failed) {
 		c->rmax = fstatfs(c->t.fd, &sfs) || sfs.f_type != TMPFS_MAGIC ?
-			  READ_FILE : READ_FILE_TMPFS;
+			  READ_FILE : READ_FILE_TMPFS_PAGES * pagesz;
 		if (c->rmax < 4 * maxlen)
 			c->rmax = 4 * maxlen;
 		st_init_cap(&c->rpre, c->rmax + pagesz);
