@@ -74,15 +74,19 @@ BASE_KERNEL := $(BASE_DIR)/arch/x86/boot/bzImage
 QUICK ?=
 SIZES ?=
 
-CHECK_STAGES := checkpatch prefixes docs mutants-apply verdicts
+CHECK_STAGES := checkpatch prefixes docs mutants-apply verdicts cover
 TEST_STAGES  := kunit vmtest crashtest $(CHECK_STAGES)
+# The stages whose figures the cover letter quotes: all but its own check.
+COVER_STAGES := $(filter-out cover,$(TEST_STAGES))
+COVER_LETTER := patches/0000-cover-letter.patch
 
-.PHONY: help deps tree export kunit vmtest crashtest bench bench-kernel bench-base-kernel check $(CHECK_STAGES) mutants test clean distclean
+.PHONY: help deps tree export cover-letter kunit vmtest crashtest bench bench-kernel bench-base-kernel check $(CHECK_STAGES) mutants test clean distclean
 
 help:
 	@echo 'make deps       install the Debian packages (pinned $(KERNEL_PKG) $(KERNEL_VERSION))'
 	@echo 'make tree       extract the pinned kernel into $(TREE) and apply patches/series'
 	@echo 'make export     write the commits of $(TREE) (base..HEAD) back to patches/'
+	@echo 'make cover-letter  write $(COVER_LETTER) from docs/cover-letter.txt and the last runs'"'"' figures'
 	@echo 'make kunit      build the series kernel (debug config) and run every KUnit suite in QEMU x86_64'
 	@echo '                (SUITES=xfs_bmap_shift: those suites only; ARCH=arm64: on arm64 with 64 KiB pages)'
 	@echo 'make vmtest     boot that kernel in QEMU: the conformance matrix and the model checker (FS=xfs: one; LONG=1)'
@@ -92,12 +96,13 @@ help:
 	@echo '                then the tmpfs fill path (faults, writes, hole reads) with and without the series'
 	@echo 'make bench-kernel  build the series without debug options, for make bench KERNEL=$(BENCH_KERNEL)'
 	@echo 'make bench-base-kernel  the same kernel without the series (make bench compares their tmpfs fill path)'
-	@echo 'make check      checkpatch, prefix builds (W=1, sparse), docs, mutants-apply and verdicts: the five below'
+	@echo 'make check      checkpatch, prefix builds (W=1, sparse), docs, mutants-apply, verdicts and cover: the six below'
 	@echo 'make checkpatch checkpatch.pl --strict on every patch'
 	@echo 'make prefixes   every prefix of the series builds its touched objects W=1 and sparse clean'
 	@echo 'make docs       docs/design.rst renders without a docutils warning'
 	@echo 'make mutants-apply  every kunit/mutants/*.patch applies to the series tree (git apply --check)'
 	@echo 'make verdicts   tools/vmtest/vmtest-report.py fails each way a made-up guest run can go wrong'
+	@echo 'make cover      the cover letter lists every patch of the series and quotes the last runs exactly'
 	@echo 'make mutants    every kunit/mutants/*.patch must be killed by the suites it names'
 	@echo 'make test       deps + tree + kunit + vmtest + crashtest (3 runs) + check: one "test: N passed, ..." line'
 	@echo 'make clean      remove build output, keep the kernel tree and the ccache'
@@ -111,6 +116,10 @@ tree:
 
 export:
 	@tools/tree/export.sh $(TREE) patches
+
+cover-letter: tree
+	@tools/tree/cover_letter.py docs/cover-letter.txt $(TREE) build/logs build/bench/headline.txt \
+		$(COVER_LETTER) $(COVER_STAGES)
 
 kunit: tree
 	@KUNIT_ARCH=$(ARCH) tools/lib/stage.sh $(KUNIT_NAME) tools/kunit/kunit-stage.sh $(TREE) $(KUNIT_BUILD) \
@@ -148,6 +157,9 @@ docs:
 
 mutants-apply: tree
 	@tools/lib/stage.sh mutants-apply tools/kunit/check_mutants_apply.sh $(TREE) $(MUTANTS)
+
+cover:
+	@tools/lib/stage.sh cover tools/check/check_cover_letter.py $(COVER_LETTER) patches build/logs $(COVER_STAGES)
 
 verdicts:
 	@tools/lib/stage.sh verdicts tools/vmtest/check_vmtest_report.py

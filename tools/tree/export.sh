@@ -13,7 +13,8 @@ tmp=$(mktemp -d)
 trap 'rm -rf "$tmp"' EXIT
 
 git -C "$tree" format-patch -q -N --zero-commit --no-signature -o "$tmp" base..HEAD
-rm -f "$patches"/*.patch
+# Every patch but the cover letter, which make cover-letter writes.
+find "$patches" -maxdepth 1 -name '*.patch' ! -name 0000-cover-letter.patch -delete
 {
 	echo "# The series, in order. One git format-patch file a line."
 	for p in "$tmp"/*.patch; do
