@@ -8,7 +8,9 @@ results and the side-by-side table of answers (also written to TABLE),
 and ends with "vmtest: N passed, N failed, N skipped".
 
 Each program's cases are counted from its own result lines, against its
-own plan.  A failed case, a program that exited non-zero (except with 1,
+own plan: fcheck's and fsmodel's ("ok N - FS CASE answer=... expect=...
+model=..."), and the kselftest's plain TAP ("ok N NAME"), whose model
+answer is OK.  A failed case, a program that exited non-zero (except with 1,
 fcheck's and fsmodel's "a case failed", after a failed case), a program
 whose plan is missing or does not match its result lines (the missing
 cases count as failed), an fsck problem, a filesystem or guest
@@ -30,6 +32,10 @@ from splat import splat_problems  # noqa: E402
 
 CASE = re.compile(r'^(not )?ok (\d+) - (\S+) (\S+) answer=(\S+) expect=(\S+) '
                   r'model=(\S+)(.*)$')
+# A result of the series' kselftest (tools/testing/selftests/filesystems/
+# fallocate), run through the guest's kselftest-run: "ok N FIXTURE.VARIANT.
+# TEST", "# SKIP REASON" after it for a skip.
+KSFT_CASE = re.compile(r'^(not )?ok (\d+) (\S+)(.*)$')
 # Any TAP result line, to catch one CASE cannot read.
 RESULT = re.compile(r'^(not )?ok\b')
 
@@ -83,6 +89,15 @@ def parse_results(lines):
                                  'answer': m.group(5), 'expect': m.group(6),
                                  'model': m.group(7), 'diag': [],
                                  'extra': m.group(8).strip()})
+        elif run['prog'] == 'kselftest' and (m := KSFT_CASE.match(line)):
+            skip = not m.group(1) and '# SKIP' in m.group(4)
+            run['nums'].append(int(m.group(2)))
+            run['cases'].append({'case': m.group(3), 'ok': not m.group(1),
+                                 'skip': skip,
+                                 'answer': 'SKIP' if skip else
+                                 'OK' if not m.group(1) else 'FAIL',
+                                 'expect': 'OK', 'model': 'OK', 'diag': [],
+                                 'extra': m.group(4).strip()})
         elif RESULT.match(line):
             run['unread'].append(line)
         elif re.fullmatch(r'1\.\.\d+', line):

@@ -3,7 +3,9 @@
 #
 # Makes a sparse scratch image per filesystem on the host (mkfs), boots
 # KERNEL in QEMU x86_64 under TCG, in guests side by side, with a busybox
-# initramfs that runs tools/vmtest/guest/fcheck on each, then, where the
+# initramfs that runs tools/vmtest/guest/fcheck and the series' kselftest
+# (tools/testing/selftests/filesystems/fallocate of the tree, VMTEST_TREE,
+# default build/linux) on each, then, where the
 # filesystem offers the two flags, the seeded model checker
 # tools/vmtest/guest/fsmodel (on the memfd row, fsmodel alone: sealed memfds,
 # then memory pressure), checks every image with its fsck on the host
@@ -125,6 +127,10 @@ for prog in fcheck fsmodel; do
 	"$cc" -static -O2 -Wall -Wextra -Werror -o "$out/$prog" "tools/vmtest/guest/$prog.c" ||
 		die "cannot build tools/vmtest/guest/$prog.c statically ($cc, its libc)"
 done
+# The kselftest as its Makefile builds it (-Wall -O2), statically.
+kselftest=${VMTEST_TREE:-build/linux}/tools/testing/selftests/filesystems/fallocate/collapse_insert.c
+"$cc" -static -O2 -Wall -Werror -o "$out/collapse_insert" "$kselftest" ||
+	die "cannot build $kselftest statically ($cc, its libc; make tree)"
 
 # The model checker: one seed for every filesystem.
 if [ "${LONG:-}" = 1 ]; then
@@ -198,6 +204,10 @@ for name in $selected; do
 		case $w_max in ''|*[!0-9]*) ;; *) allow="$allow -a $w_answer=$w_max" ;; esac
 	done <tools/vmtest/guest/intended-divergence.txt
 	model="fsmodel -f $name -u $unit -b $block -n $ops -c $rounds -S $seed$allow"
+	# The kselftest runs where fcheck does, with the row's unit.
+	case $flags in full|none)
+		echo "$name $type $opts kselftest-run collapse_insert $unit" >>"$conf" ;;
+	esac
 	case $flags in
 	full)
 		echo "$name $type $opts $check" >>"$conf"
@@ -243,7 +253,8 @@ pids=""
 g=1
 while [ "$g" -le "$guests" ]; do
 	tools/vmtest/vmtest-initramfs.sh "$out/g$g/initramfs.cpio.gz" "$out/g$g/vmtest.conf" \
-		"$out/fcheck" "$out/fsmodel" || die "cannot build the initramfs"
+		"$out/fcheck" "$out/fsmodel" "$out/collapse_insert" \
+		tools/vmtest/guest/kselftest-run || die "cannot build the initramfs"
 	echo "vmtest: guest $g:$(awk '$2 != "swap" && !seen[$1]++ { printf " %s", $1 }' "$out/g$g/vmtest.conf")"
 	tools/vmtest/vmtest-boot.sh vmtest "$kernel" "$out/g$g" "$out/g$g/results.tap" \
 		"$out/g$g/console.log" "$timeout" "${VMTEST_MEM:-2048}" \
