@@ -13,8 +13,18 @@ import tempfile
 REPORT = os.path.join(os.path.dirname(os.path.abspath(__file__)),
                       'vmtest-report.py')
 
-# One guest, one filesystem: fcheck (plan last), then fsmodel (plan first).
+# One guest, one filesystem: the kselftest (its own TAP), fcheck (plan
+# last), then fsmodel (plan first).
 GOOD = """vmtest-guest 6.12.0
+vmtest-begin ext4
+# kselftest: collapse_insert in /mnt/ext4, unit 4096
+TAP version 13
+1..2
+# Starting 2 tests from 1 test cases.
+ok 1 shift.collapse.start
+ok 2 shift.collapse.append_only
+# Totals: pass:2 fail:0 xfail:0 xpass:0 skip:0 error:0
+vmtest-end ext4 status=0 start=0.5 end=1.0
 vmtest-begin ext4
 # fcheck: ext4 in /mnt/ext4, unit 4096, block 4096, flags supported
 ok 1 - ext4 collapse_dense_start answer=OK expect=OK model=OK
@@ -45,7 +55,7 @@ BROKEN = [
     ('fsmodel never starts (no plan, no case)',
      GOOD.split('1..2\n# fsmodel')[0] +
      'vmtest-end ext4 status=127 start=2.0 end=5.0\nvmtest-done\n', SKIPS,
-     'program 2: 0 plan lines, not one'),
+     'program 3: 0 plan lines, not one'),
     ('fcheck dies before its plan',
      GOOD.replace('1..2\nvmtest-end ext4 status=0 start=1.0',
                   'vmtest-end ext4 status=0 start=1.0'), SKIPS,
@@ -62,6 +72,14 @@ BROKEN = [
      'declared a skip in'),
     ('the guest stops after its last filesystem',
      GOOD.replace('vmtest-done\n', ''), SKIPS, 'guest 1: no vmtest-done'),
+    ('a kselftest case fails, the program exiting 1',
+     GOOD.replace('ok 1 shift.collapse.start', 'not ok 1 shift.collapse.start')
+     .replace('status=0 start=0.5', 'status=1 start=0.5'), SKIPS,
+     'ext4 shift.collapse.start: FAIL, model OK'),
+    ('a kselftest skip nobody declared',
+     GOOD.replace('ok 2 shift.collapse.append_only',
+                  'ok 2 shift.collapse.append_only # SKIP no flags'), SKIPS,
+     'shift.collapse.append_only: skipped (no flags) but not declared'),
     ('the mount fails',
      GOOD.replace('status=0 start=2.0 end=5.0', 'status=mount-failed'),
      SKIPS, 'fsmodel: mount-failed'),
