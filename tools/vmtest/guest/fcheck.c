@@ -1732,6 +1732,7 @@ static void case_pageout_mthp(int mode, const char *name)
 	long long allocs, swapped, pages_out, i, got_size;
 	unsigned char *map, *got = NULL;
 	char file[128], was[32];
+	const char *skip = NULL;
 	int fd = -1, answer = EIO;
 
 	if (!on_tmpfs() || on_huge_tmpfs()) {
@@ -1769,13 +1770,9 @@ static void case_pageout_mthp(int mode, const char *name)
 	 * out, no folio goes whole, and the case has nothing to test.
 	 */
 	if (allocs >= 1 && swapped == 0 && pages_out > 0) {
-		munmap(map, size);
-		if (mthp_set_shmem(was))
-			fail("cannot set %s back to %s",
-			     mthp_file("shmem_enabled"), was);
-		report(name, ANSWER_SKIP, 0, 0,
-		       "large folios are split before they go to swap (no CONFIG_THP_SWAP)");
-		return;
+		skip = "large folios are split before they go to swap (no CONFIG_THP_SWAP)";
+		answer = ANSWER_SKIP;
+		goto unmap;
 	}
 	if (allocs < 1 || swapped < 1)
 		fail("setup: no %lld KiB folio went to swap whole",
@@ -1826,7 +1823,7 @@ out:
 	if (mthp_set_shmem(was))
 		fail("cannot set %s back to %s", mthp_file("shmem_enabled"),
 		     was);
-	report(name, answer, 0, 0, NULL);
+	report(name, answer, 0, 0, skip);
 }
 
 /*
