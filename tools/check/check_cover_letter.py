@@ -3,8 +3,9 @@
 
 usage: tools/check/check_cover_letter.py LETTER PATCH_DIR LOGS STAGE...
 
-The letter must announce as many patches as patches/series names and list
-each one's subject in its shortlog.  Its figures must be those of the last
+patches/series must list the letter first, and the letter must announce as
+many patches as the series names after it and list each one's subject in
+its shortlog.  Its figures must be those of the last
 runs: every "STAGE: N passed, N failed, N skipped" line it quotes for a
 STAGE (or kunit-arm64, vmtest-arm64) whose log in LOGS has a result line
 must be that line, and its "test:" line must be the sum of the STAGEs'
@@ -18,7 +19,10 @@ import os
 import re
 import sys
 
-RESULT = re.compile(r'^\s*([\w-]+): (\d+) passed, (\d+) failed(?:, (\d+) skipped)?$')
+# The same result lines tools/lib/summary.py reads, quoted indented here.
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
+                                '..', 'lib'))
+from summary import RESULT, last_result  # noqa: E402
 
 
 def subject_of(path):
@@ -34,17 +38,7 @@ def subject_of(path):
 
 def log_result(logs, stage):
     """The counts of the last result line of LOGS/STAGE.log, or None."""
-    try:
-        with open(os.path.join(logs, f'{stage}.log'), errors='replace') as f:
-            lines = [l.strip() for l in f]
-    except OSError:
-        return None
-    for line in reversed(lines):
-        m = RESULT.match(line)
-        # vmtest-report names its stage vmtest whatever the log is.
-        if m and m.group(1) in (stage, stage.split('-')[0]):
-            return [int(g or 0) for g in m.groups()[1:]]
-    return None
+    return last_result(os.path.join(logs, f'{stage}.log'), stage)[1]
 
 
 def main():
@@ -69,6 +63,9 @@ def main():
         return 1
     with open(os.path.join(patches, 'series')) as f:
         series = [l.strip() for l in f if l.strip() and not l.startswith('#')]
+    name = os.path.basename(letter_path)
+    verdict(series[:1] == [name], f'patches/series lists {name} first')
+    series = [p for p in series if p != name]
 
     m = re.search(r'^Subject: \[PATCH 0+/(\d+)\]', letter, re.M)
     verdict(m and int(m.group(1)) == len(series),
@@ -83,7 +80,7 @@ def main():
 
     quoted = {}
     for line in letter.split('\n'):
-        m = RESULT.match(line)
+        m = RESULT.match(line.strip())
         if m:
             quoted[m.group(1)] = [int(g or 0) for g in m.groups()[1:]]
     total, have_all = [0, 0, 0], True

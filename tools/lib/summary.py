@@ -12,21 +12,34 @@ usage: tools/lib/summary.py TOTAL STAGE...
 import re
 import sys
 
-RESULT = re.compile(r'^(?:[\w-]+: )?(\d+) passed, (\d+) failed(?:, (\d+) skipped)?$')
+RESULT = re.compile(r'^([\w-]+): (\d+) passed, (\d+) failed(?:, (\d+) skipped)?$')
+
+
+def last_result(path, name):
+    """The last "NAME: N passed, N failed, N skipped" line of the file
+    @path, stripped, and its counts [passed, failed, skipped]; (None,
+    None) if it has none or cannot be read.  Also used by the cover
+    letter's writer and its check."""
+    try:
+        with open(path, errors='replace') as f:
+            lines = [l.strip() for l in f]
+    except OSError:
+        return None, None
+    for line in reversed(lines):
+        m = RESULT.match(line)
+        if m and m.group(1) == name:
+            return line, [int(g or 0) for g in m.groups()[1:]]
+    return None, None
 
 
 def stage_result(name):
+    _, counts = last_result(f'build/logs/{name}.log', name)
     try:
-        with open(f'build/logs/{name}.log', errors='replace') as f:
-            lines = [l.strip() for l in f]
         with open(f'build/logs/{name}.rc') as f:
             rc = int(f.read().strip() or 1)
     except (OSError, ValueError):
         return None, 1
-    for line in reversed(lines):
-        if line.startswith(f'{name}: ') and (m := RESULT.match(line)):
-            return [int(g or 0) for g in m.groups()], rc
-    return None, rc
+    return counts, rc
 
 
 def main():

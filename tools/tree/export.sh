@@ -17,6 +17,9 @@ git -C "$tree" format-patch -q -N --zero-commit --no-signature -o "$tmp" base..H
 find "$patches" -maxdepth 1 -name '*.patch' ! -name 0000-cover-letter.patch -delete
 {
 	echo "# The series, in order. One git format-patch file a line."
+	# The cover letter (make cover-letter) heads it, as git format-patch
+	# --cover-letter numbers it; git am applies it as nothing.
+	[ -f "$patches/0000-cover-letter.patch" ] && echo 0000-cover-letter.patch
 	for p in "$tmp"/*.patch; do
 		[ -e "$p" ] || continue
 		cp "$p" "$patches/"
@@ -26,4 +29,4 @@ find "$patches" -maxdepth 1 -name '*.patch' ! -name 0000-cover-letter.patch -del
 mv "$patches/series.new" "$patches/series"
 # The tree now matches patches/: record that so `make tree` keeps it.
 "$(dirname "$0")/series_hash.sh" "$patches" >"$tree/.git/series.sha256"
-echo "export: $(grep -vc '^#' "$patches/series") patches in $patches"
+echo "export: $(grep -v '^#' "$patches/series" | grep -vc '^0000-cover-letter') patches in $patches"

@@ -56,7 +56,8 @@ sed -e '/^#/d' -e '/^$/d' "$patches/series" | while read -r p; do
 		echo "tree: patches/series names $p, which does not exist" >&2
 		exit 1
 	fi
-	if ! git_tree am -q --keep-cr "$(realpath "$patches/$p")" >/dev/null 2>&1; then
+	# --empty=drop: the cover letter, first in the series, has no diff.
+	if ! git_tree am -q --keep-cr --empty=drop "$(realpath "$patches/$p")" >/dev/null 2>&1; then
 		git_tree am --abort >/dev/null 2>&1 || true
 		echo "tree: patch $p does not apply" >&2
 		exit 1

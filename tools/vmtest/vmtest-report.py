@@ -5,7 +5,7 @@ Reads the guest's results (the TAP of each program the guest ran on a
 filesystem, between vmtest-begin/-end markers), the host's fsck verdicts,
 the kernel console log and QEMU's exit status.  Prints per-filesystem
 results and the side-by-side table of answers (also written to TABLE),
-and ends with "vmtest: N passed, N failed, N skipped".
+and ends with "STAGE: N passed, N failed, N skipped" (--stage, default vmtest).
 
 Each program's cases are counted from its own result lines, against its
 own plan: fcheck's and fsmodel's ("ok N - FS CASE answer=... expect=...
@@ -212,6 +212,8 @@ def main():
     ap.add_argument('--table', required=True)
     ap.add_argument('--qemu-rc', type=int, required=True)
     ap.add_argument('--seconds', default='?')
+    ap.add_argument('--stage', default='vmtest',
+                    help='the name of the result lines (vmtest-arm64)')
     ap.add_argument('filesystems', nargs='+')
     args = ap.parse_args()
 
@@ -240,7 +242,7 @@ def main():
     problems += splat_problems(console or [], args.console)
 
     # Per filesystem.
-    print('vmtest: results per filesystem')
+    print(f'{args.stage}: results per filesystem')
     for name in args.filesystems:
         r = fss.get(name)
         if r is None:
@@ -353,7 +355,7 @@ def main():
     for r in rules:
         if r['used']:
             legend.append(f'*  {r["fs"]} {r["case"]} {r["answer"]}: {r["reason"]}')
-    print('\nvmtest: side-by-side table')
+    print(f'\n{args.stage}: side-by-side table')
     print('\n'.join(table + legend))
     try:
         with open(args.table, 'w') as f:
@@ -363,15 +365,15 @@ def main():
     if unintended:
         failed += 1
         for u in unintended:
-            print(f'vmtest: ERROR: unintended divergence: {u}')
+            print(f'{args.stage}: ERROR: unintended divergence: {u}')
     elif names:
         passed += 1
 
     for p in lost_cases + problems:
-        print(f'vmtest: ERROR: {p}')
+        print(f'{args.stage}: ERROR: {p}')
     failed += len(problems)
-    print(f'vmtest: time {args.seconds} s')
-    print(f'vmtest: {passed} passed, {failed} failed, {skipped} skipped')
+    print(f'{args.stage}: time {args.seconds} s')
+    print(f'{args.stage}: {passed} passed, {failed} failed, {skipped} skipped')
     return 1 if failed else 0
 
 

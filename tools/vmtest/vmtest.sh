@@ -51,9 +51,9 @@ shift
 want=$(echo "$*" | tr ',' ' ')
 export VMTEST_ARCH="${VMTEST_ARCH:-x86_64}"
 case $VMTEST_ARCH in
-x86_64)	table=tools/vmtest/guest/filesystems.txt cc=gcc page=4096
+x86_64)	table=tools/vmtest/guest/filesystems.txt cc=gcc page=4096 stage=vmtest
 	skips="--skips tools/vmtest/guest/skips.txt" ;;
-arm64)	table=tools/vmtest/guest/filesystems-arm64.txt cc=aarch64-linux-gnu-gcc page=65536
+arm64)	table=tools/vmtest/guest/filesystems-arm64.txt cc=aarch64-linux-gnu-gcc page=65536 stage=vmtest-arm64
 	skips="--skips tools/vmtest/guest/skips.txt --skips tools/vmtest/guest/skips-arm64.txt" ;;
 *)	echo "vmtest: VMTEST_ARCH=$VMTEST_ARCH: only x86_64 and arm64 are set up" >&2
 	exit 2 ;;
@@ -62,7 +62,7 @@ start=$(date +%s)
 
 die() {
 	echo "vmtest: ERROR: $*"
-	echo "vmtest: 0 passed, 1 failed, 0 skipped"
+	echo "$stage: 0 passed, 1 failed, 0 skipped"
 	exit 1
 }
 
@@ -307,5 +307,5 @@ done
 	--console "$out-console.log" --fsck "$out/fsck.txt" \
 	--divergence tools/vmtest/guest/intended-divergence.txt \
 	$skips \
-	--table "$out-table.txt" --qemu-rc "$qemu_rc" \
+	--table "$out-table.txt" --qemu-rc "$qemu_rc" --stage "$stage" \
 	--seconds "$(($(date +%s) - start))" $selected
