@@ -78,8 +78,8 @@ for tool in qemu-system-x86_64 busybox gcc mkfs.ext4 e2fsck mkfs.xfs xfs_repair 
 done
 rm -rf "$out"
 mkdir -p "$out"
-gcc -static -O2 -Wall -Wextra -Werror -o "$out/fsmodel" tools/vmtest/guest/fsmodel.c ||
-	die "cannot build tools/vmtest/guest/fsmodel.c statically (gcc, libc6-dev)"
+gcc -static -O2 -Wall -Wextra -Werror -o "$out/fsmodel" tools/vmtest/guest/fsmodel/*.c ||
+	die "cannot build tools/vmtest/guest/fsmodel/ statically (gcc, libc6-dev)"
 
 # The guest's flushes must reach the image: O_DIRECT where the host allows.
 if dd if=/dev/zero of="$out/direct-io.probe" bs=4096 count=1 oflag=direct 2>/dev/null; then

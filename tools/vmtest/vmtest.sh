@@ -124,8 +124,8 @@ mkdir -p "$out"
 rm -f "$out"/*.img "$out"/*.log "$out/results.tap" "$out/fsck.txt"
 
 for prog in fcheck fsmodel; do
-	"$cc" -static -O2 -Wall -Wextra -Werror -o "$out/$prog" "tools/vmtest/guest/$prog.c" ||
-		die "cannot build tools/vmtest/guest/$prog.c statically ($cc, its libc)"
+	"$cc" -static -O2 -Wall -Wextra -Werror -o "$out/$prog" tools/vmtest/guest/$prog/*.c ||
+		die "cannot build tools/vmtest/guest/$prog/ statically ($cc, its libc)"
 done
 # The kselftest as its Makefile builds it (-Wall -O2), statically.
 kselftest=${VMTEST_TREE:-build/linux}/tools/testing/selftests/filesystems/fallocate/collapse_insert.c
@@ -245,7 +245,7 @@ if [ "$nmodel" -gt 0 ]; then
 fi
 
 # Measured: about 1000 model operations and 20 concurrent rounds a second
-# (tools/vmtest/guest/fsmodel.c, docs/design.rst), about 50 a second under memory
+# (tools/vmtest/guest/fsmodel/, docs/design.rst), about 50 a second under memory
 # pressure (which makes a twentieth of the operations); a bound for every
 # guest.
 timeout=${VMTEST_TIMEOUT:-$((600 + (nmodel * (ops / 1000 + rounds / 20) + slow * pressure_ops / 50) * 3))}
