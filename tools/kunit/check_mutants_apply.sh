@@ -14,8 +14,8 @@ passed=0
 failed=0
 for m in "$@"; do
 	name=$(basename "$m" .patch)
-	if ! grep -q '^Bug: ' "$m" || ! grep -q '^Kunit-suites: \|^Vmtest-fs: ' "$m"; then
-		echo "mutants-apply: $name: no Bug: line, or neither Kunit-suites: nor Vmtest-fs:"
+	if ! grep -q '^Bug: ' "$m" || ! grep -q '^Kunit-suites: \|^Vmtest-fs: \|^Crashreplay-fs: ' "$m"; then
+		echo "mutants-apply: $name: no Bug: line, or none of Kunit-suites:, Vmtest-fs:, Crashreplay-fs:"
 		failed=$((failed + 1))
 	elif err=$(git -C "$tree" apply --check "$(realpath "$m")" 2>&1); then
 		passed=$((passed + 1))

@@ -7,7 +7,9 @@
 # Each mutant is a `git diff` of the kernel source after a header: "Bug:"
 # says what it breaks; "Kunit-suites: GLOB" (a kunit.py filter glob) or
 # "Vmtest-fs: NAME..." (filesystems of the guest matrix, run with
-# tools/vmtest/vmtest.sh on the mutant kernel) names the tests that must catch it;
+# tools/vmtest/vmtest.sh on the mutant kernel) or "Crashreplay-fs: NAME..."
+# (filesystems of tools/crashreplay/crashreplay.sh, MUTANT_REPLAY_OPS
+# operations, default 200, on the mutant kernel) names the tests that must catch it;
 # "Kunit-cases: NAME" names a case that must fail, one a line (the line
 # repeated for more, since parameter names hold spaces): CASE, PARAM, or
 # SUITE.CASE[.PARAM] as kunit.py names them in its JSON; "Expect: hang"
@@ -22,6 +24,8 @@
 #    Kunit-cases, every named case must be among the failures.
 #  - Vmtest: a kill is a "not ok" case of the named filesystems or a failed
 #    fsck of one of their images.
+#  - Crashreplay: a kill is a crash state that failed its check (the file,
+#    the mount or the fsck); a run that failed otherwise is an error.
 #  - A run that did not complete (a crash, a hang, an RCU stall, a timeout)
 #    is a kill only for a mutant that says "Expect: hang", and then only
 #    if no named case passed before it stopped; a kernel splat
@@ -157,6 +161,25 @@ judge_vmtest() {
 	fi
 }
 
+# Record and replay the crash workload on filesystems $2 with the kernel
+# just built; outputs under $out/$1.  The seed is fixed, so that the
+# baseline and the mutant run the same operations.
+judge_crashreplay() {
+	rep=$out/$1.report
+	# shellcheck disable=SC2086 # $2 is a list of filesystem names
+	if CRASHREPLAY_OUT="$out/$1.crashreplay" CRASHREPLAY_FS="$2" \
+		CRASHREPLAY_SEED=${MUTANT_REPLAY_SEED:-1} \
+		"$top/tools/crashreplay/crashreplay.sh" \
+		"$build_dir/arch/x86/boot/bzImage" "${MUTANT_REPLAY_OPS:-200}" flush \
+		>"$rep" 2>&1 </dev/null; then
+		echo "survived: every crash state passed"
+	elif grep -q '^crashreplay: [a-z0-9-]*: [0-9]* states passed, [1-9][0-9]* failed' "$rep"; then
+		echo "killed: $(grep -c '^    not ok ' "$rep") failed crash state(s) shown, first $(grep -m 1 '^    not ok ' "$rep" | cut -c 5-200)"
+	else
+		echo "error: no crash state failed, only: $(grep -m 1 'FAILED\|ERROR' "$rep")"
+	fi
+}
+
 # Baselines: each distinct filter on the unmutated kernel, once.  A guest
 # mutant is built through kunit.py with the fallocate suite, the cheapest,
 # so that filter is baselined too.
@@ -164,20 +187,24 @@ judge_vmtest() {
 for m in "$@"; do
 	suites=$(header Kunit-suites "$m")
 	guest_fs=$(header Vmtest-fs "$m")
-	[ -n "$guest_fs" ] && suites=${suites:-fallocate}
-	for key in ${suites:+"kunit $suites"} ${guest_fs:+"vmtest $guest_fs"}; do
+	replay_fs=$(header Crashreplay-fs "$m")
+	[ -n "$guest_fs$replay_fs" ] && suites=${suites:-fallocate}
+	for key in ${suites:+"kunit $suites"} ${guest_fs:+"vmtest $guest_fs"} \
+		${replay_fs:+"crashreplay $replay_fs"}; do
 		grep -qxF "$key" "$out/baselines" || echo "$key" >>"$out/baselines"
 	done
 done
 i=0
 : >"$out/baseline-failed"
-# kunit sorts before vmtest: the guest runs boot the kernel the first builds.
+# kunit sorts first: the guest runs boot the kernel the first builds.
 sort -o "$out/baselines" "$out/baselines"
 while read -r kind filter; do
 	i=$((i + 1))
 	if [ "$kind" = kunit ]; then
 		run_kunit "baseline-$i" "$filter" || true
 		verdict=$(judge_kunit "baseline-$i" /dev/null "")
+	elif [ "$kind" = crashreplay ]; then
+		verdict=$(judge_crashreplay "baseline-$i" "$filter")
 	else
 		verdict=$(judge_vmtest "baseline-$i" "$filter" "")
 	fi
@@ -195,15 +222,17 @@ for m in "$@"; do
 	m=$(realpath "$m")
 	suites=$(header Kunit-suites "$m")
 	guest_fs=$(header Vmtest-fs "$m")
+	replay_fs=$(header Crashreplay-fs "$m")
 	expect=$(header Expect "$m")
 	header Kunit-cases "$m" >"$out/$name.cases"
 	echo "mutants: $name: $(header Bug "$m")"
-	if [ -z "$suites$guest_fs" ] || ! git -C "$tree" apply --check "$m" 2>/dev/null; then
-		echo "mutants: ERROR $name: no Kunit-suites or Vmtest-fs line, or it does not apply"
+	if [ -z "$suites$guest_fs$replay_fs" ] || ! git -C "$tree" apply --check "$m" 2>/dev/null; then
+		echo "mutants: ERROR $name: no Kunit-suites, Vmtest-fs or Crashreplay-fs line, or it does not apply"
 		errors=$((errors + 1))
 		continue
 	fi
-	if grep -qxF -e "kunit $suites" -e "vmtest $guest_fs" "$out/baseline-failed"; then
+	if grep -qxF -e "kunit $suites" -e "vmtest $guest_fs" -e "crashreplay $replay_fs" \
+		"$out/baseline-failed"; then
 		echo "mutants: ERROR $name: its tests fail on the unmutated kernel"
 		errors=$((errors + 1))
 		continue
@@ -218,6 +247,8 @@ for m in "$@"; do
 	fi
 	if [ -n "$suites" ]; then
 		verdict=$(judge_kunit "$name" "$out/$name.cases" "$expect")
+	elif [ -n "$replay_fs" ]; then
+		verdict=$(judge_crashreplay "$name" "$replay_fs")
 	else
 		verdict=$(judge_vmtest "$name" "$guest_fs" "$expect")
 	fi
@@ -227,7 +258,7 @@ for m in "$@"; do
 		echo "mutants: killed $name: ${verdict#killed: }"
 		killed=$((killed + 1)) ;;
 	survived*)
-		echo "mutants: SURVIVED $name: ${suites:-vmtest $guest_fs} all pass"
+		echo "mutants: SURVIVED $name: ${suites:-${guest_fs:+vmtest $guest_fs}${replay_fs:+crashreplay $replay_fs}} all pass"
 		survived=$((survived + 1)) ;;
 	*)
 		echo "mutants: ERROR $name: ${verdict#error: }"

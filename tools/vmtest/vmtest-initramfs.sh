@@ -2,7 +2,9 @@
 # Build the guest's initramfs for `make vmtest` and `make bench`:
 # busybox-static, the guest init, the static guest programs (fcheck,
 # bench: each in /bin under its own name), and the host's own xfs_io and
-# fallocate with the shared libraries ldd finds for them.
+# fallocate with the shared libraries ldd finds for them.  VMTEST_HOST_TOOLS
+# names more host tools to add the same way (`make crashreplay`: e2fsck,
+# xfs_repair).
 #
 # usage: tools/vmtest/vmtest-initramfs.sh OUT.cpio.gz CONF PROGRAM...
 # VMTEST_USERLAND=DIR takes busybox, xfs_io, fallocate and their shared
@@ -37,7 +39,7 @@ if [ -n "$root" ]; then
 		\( -name '*.so*' -o -name 'ld-linux*' \) \( -type f -o -type l \) \
 		-print | cpio -pdm --quiet "$stage")
 fi
-for tool in xfs_io fallocate; do
+for tool in xfs_io fallocate ${VMTEST_HOST_TOOLS:-}; do
 	[ -n "$root" ] && break
 	bin=$(command -v "$tool")
 	cp "$bin" "$stage/bin/$tool"

@@ -7,6 +7,9 @@
 
 #include "fsmodel.h"
 
+#include <linux/dm-ioctl.h>
+#include <sys/ioctl.h>
+
 /* ------------------------------------------------------------------ */
 /*
  * The crash workload and its checker.
@@ -22,6 +25,10 @@
  *   crash NAME end N t=T		(all operations done; waits)
  *   crash NAME error ... / crash NAME exit ...
  * T is CLOCK_MONOTONIC, one clock for every workload of the guest.
+ * With -L, every line is also a mark in the dm-log-writes log of the
+ * filesystem's device (`make crashreplay`), without "crash NAME" and the
+ * time, commas for spaces: "start,7,collapse".  The workload then ends
+ * after its last operation instead of waiting for a crash.
  */
 
 #define TAG_OTHER	'O'	/* the second file's data */
@@ -33,13 +40,48 @@ static int log_fd = -1, sysrq_fd = -1;
 const char *crash_at;		/* -X before, during or after; NULL: none */
 long long crash_shift;		/* -T: at the valid shift numbered this */
 char *crash_others;		/* -F: the workloads the crash must find busy */
+const char *mark_dev;		/* -L: the dm-log-writes device to mark */
 static int progress_fd = -1;
+
+/*
+ * Log @text as a mark in the dm-log-writes log: after the writes that
+ * completed before it, before those of anything this process does next.
+ * The target takes one word, hence no spaces.
+ */
+static int dm_mark(const char *text)
+{
+	char buf[sizeof(struct dm_ioctl) + sizeof(struct dm_target_msg) + 512];
+	struct dm_ioctl *io = (struct dm_ioctl *)buf;
+	struct dm_target_msg *msg = (struct dm_target_msg *)(io + 1);
+	char *p;
+	int fd, e = 0;
+
+	memset(buf, 0, sizeof(buf));
+	io->version[0] = DM_VERSION_MAJOR;
+	io->data_size = sizeof(buf);
+	io->data_start = sizeof(*io);
+	snprintf(io->name, sizeof(io->name), "%s", mark_dev);
+	snprintf(msg->message, sizeof(buf) - sizeof(*io) - sizeof(*msg),
+		 "mark %s", text);
+	for (p = msg->message + 5; *p; p++)
+		if (*p == ' ')
+			*p = ',';
+	fd = open("/dev/mapper/control", O_RDWR | O_CLOEXEC);
+	if (fd < 0 || ioctl(fd, DM_TARGET_MSG, io))
+		e = errno;
+	if (fd >= 0)
+		close(fd);
+	if (e)
+		fprintf(stderr, "fsmodel: mark %s on %s: %s\n", text, mark_dev,
+			strerror(e));
+	return e ? -1 : 0;
+}
 
 /* One line of the crash log, on its way out before the caller goes on. */
 static void crash_log(const char *fmt, ...)
 {
 	char line[512];
-	int n = snprintf(line, sizeof(line), "crash %s ", fs_name);
+	int n = snprintf(line, sizeof(line), "crash %s ", fs_name), text = n;
 	va_list ap;
 
 	va_start(ap, fmt);
@@ -47,6 +89,8 @@ static void crash_log(const char *fmt, ...)
 	va_end(ap);
 	if (n > (int)sizeof(line) - 32)
 		n = sizeof(line) - 32;
+	if (mark_dev && dm_mark(line + text))
+		exit(1);
 	n += snprintf(line + n, 32, " t=%.6f\n", now());
 	if (write(log_fd, line, n) != n)
 		perror("fsmodel: crash log");
@@ -299,6 +343,8 @@ static int crash_run(void)
 		crash_log("error: %lld operations ended before the crash point", nops);
 		return 1;
 	}
+	if (mark_dev)
+		return 0;
 	for (;;)
 		pause();
 }
@@ -322,7 +368,8 @@ int crash_workload(const char *log)
 	/*
 	 * The workload never ends before the crash: a child does the work
 	 * and this process logs how it ended, whatever the cause (a signal
-	 * included), which fails the run.
+	 * included), which fails the run.  With -L it ends, and only its
+	 * exit status 0 passes.
 	 */
 	pid = fork();
 	if (pid == 0)
@@ -336,7 +383,7 @@ int crash_workload(const char *log)
 		crash_log("exit signal %d", WTERMSIG(status));
 	else
 		crash_log("exit status %d", WEXITSTATUS(status));
-	return 1;
+	return mark_dev && pid > 0 && WIFEXITED(status) && !WEXITSTATUS(status) ? 0 : 1;
 }
 
 /*

@@ -355,6 +355,7 @@ int enter_memcg(long long kib);
 /* ------------------------------------------------------------------ */
 /* The crash workload and its checker (crash.c). */
 
+extern const char *mark_dev;	/* -L: the dm-log-writes device to mark */
 extern const char *crash_at;	/* -X before, during or after; NULL: none */
 extern long long crash_shift;	/* -T: at the valid shift numbered this */
 extern char *crash_others;	/* -F: the workloads the crash must find busy */

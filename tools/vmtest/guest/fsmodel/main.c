@@ -9,7 +9,7 @@
 static const char usage_text[] =
 "usage: fsmodel -d DIR -u UNIT -b BLOCK [OPTION]...\n"
 "       fsmodel --memfd -u UNIT -b BLOCK [OPTION]...\n"
-"       fsmodel --crash-workload -d DIR -u UNIT -b BLOCK -l LOG [-X WHERE -T N]\n"
+"       fsmodel --crash-workload -d DIR -u UNIT -b BLOCK -l LOG [-X WHERE -T N | -L DM]\n"
 "               [OPTION]...\n"
 "       fsmodel --crash-check -d DIR -u UNIT -b BLOCK -D N -J N [OPTION]...\n"
 "\n"
@@ -91,6 +91,8 @@ static const char usage_text[] =
 "  -l LOG        the crash log (--crash-workload)\n"
 "  -D N, -J N    the last durable and the last started operation\n"
 "                (--crash-check; -1: none)\n"
+"  -L DM         log every line of LOG as a mark on the dm-log-writes device\n"
+"                DM too, and end after the last operation (--crash-workload)\n"
 "  -X WHERE      crash before, during or after a shift (--crash-workload)\n"
 "  -T N          ... at the Nth valid shift or a later one (N >= 2)\n"
 "  -F LIST       ... once each workload of LIST (NAMEs, comma separated)\n"
@@ -472,7 +474,7 @@ int main(int argc, char **argv)
 	struct target t;
 	struct timespec ts;
 
-	while ((opt = getopt_long(argc, argv, "d:u:b:f:S:n:c:m:k:x:l:D:J:X:T:F:P:a:o:RAw:H:vh",
+	while ((opt = getopt_long(argc, argv, "d:u:b:f:S:n:c:m:k:x:l:D:J:L:X:T:F:P:a:o:RAw:H:vh",
 				  longs, NULL)) != -1) {
 		switch (opt) {
 		case 'd': dir = optarg; break;
@@ -488,6 +490,7 @@ int main(int argc, char **argv)
 		case 'l': log = optarg; break;
 		case 'D': durable = number(optarg); break;
 		case 'J': last = number(optarg); break;
+		case 'L': mark_dev = optarg; break;
 		case 'X': crash_at = optarg; break;
 		case 'T': crash_shift = number(optarg); break;
 		case 'F': crash_others = optarg; break;
@@ -509,7 +512,7 @@ int main(int argc, char **argv)
 	if ((!dir && !memfd_mode) || optind != argc || unit < SECTOR ||
 	    blksz < SECTOR || unit % blksz || nops < 0 || nrounds < 0 ||
 	    check_every < 1 || pressure_mib < 0 || (memfd_mode && mode) ||
-	    (mode == 'W' && !log) ||
+	    (mode == 'W' && !log) || (mark_dev && (mode != 'W' || crash_at)) ||
 	    (crash_at && (mode != 'W' || crash_shift < 2 ||
 			  (strcmp(crash_at, "before") && strcmp(crash_at, "during") &&
 			   strcmp(crash_at, "after")))) || (mode == 'C' && (durable < -1 || last < -1)))
