@@ -392,8 +392,11 @@ int crash_workload(const char *log)
  *
  * Blocks.  The model follows which block holds what: a write to a block
  * that is a hole (or past EOF) gives it a new token, the block the
- * filesystem allocates for it; an overwrite keeps the token, written in
- * place; punch and truncate drop the tokens of the whole blocks they free;
+ * filesystem allocates for it, and a store through the mapping gives one
+ * to every hole of each page it touches, up to EOF: the page is written
+ * back whole, so with blocks smaller than a page (ext4 1 KiB) the
+ * blocks of its zeros are allocated too, where the model reads a hole;
+ * an overwrite keeps the token, written in place; punch and truncate drop the tokens of the whole blocks they free;
  * collapse and insert move tokens with the data; zero range keeps them
  * (ext4 turns written blocks unwritten in place).  Then every block of
  * the file after the crash must be, whole, either
@@ -415,8 +418,9 @@ int crash_workload(const char *log)
  * whole, the secret's file gone.
  */
 
-/* What @op does to the tokens @tk of the blocks. */
-static void tok_apply(int *tk, long long nblk, const struct op *op, int *next)
+/* What @op, in a file of @size bytes, does to the tokens @tk of the blocks. */
+static void tok_apply(int *tk, long long nblk, const struct op *op,
+		      long long size, int *next)
 {
 	long long b, end, sh;
 
@@ -425,7 +429,14 @@ static void tok_apply(int *tk, long long nblk, const struct op *op, int *next)
 	switch (op->kind) {
 	case K_PWRITE:
 	case K_MWRITE:
-		for (b = op->off / blksz; b <= (op->off + op->len - 1) / blksz; b++)
+		b = op->off / blksz;
+		end = (op->off + op->len + blksz - 1) / blksz;
+		if (op->kind == K_MWRITE) {
+			b = op->off / pagesz * pagesz / blksz;
+			end = (op->off + op->len + pagesz - 1) / pagesz * pagesz;
+			end = (clamp(end, 0, size) + blksz - 1) / blksz;
+		}
+		for (; b < end && b < nblk; b++)
 			if (!tk[b])
 				tk[b] = (*next)++;
 		break;
@@ -702,7 +713,7 @@ void crash_check(long long durable, long long last)
 			op.n = i;
 			gen_op(&r, &mx, m.size, &op);
 			apply(&m, &op, got, 0);
-			tok_apply(tok, cs.nblk, &op, &next);
+			tok_apply(tok, cs.nblk, &op, m.size, &next);
 			if (i > lo)
 				ops[i - lo - 1] = op;
 		}
