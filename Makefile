@@ -57,6 +57,16 @@ LONG ?=
 COUNT ?= 20
 TEST_CRASH_COUNT := 3
 
+# make crashreplay records OPS operations of the crash workload on ext4,
+# ext4-1k and xfs with dm-log-writes and checks every crash state of the
+# log (MODE=flush: at each flush and FUA; MODE=write: at every entry);
+# make test runs TEST_REPLAY_OPS of them and checks the first
+# TEST_REPLAY_STATES states of each log, a count the cover letter can quote.
+OPS ?= 400
+MODE ?= flush
+TEST_REPLAY_OPS := 400
+TEST_REPLAY_STATES := 100
+
 # make bench boots the same kernel (KERNEL= another); QUICK=1 for the short
 # run, SIZES= for other file sizes in MiB.  Not part of make test.  The
 # debug options slow the kernel side several times over: make bench-kernel
@@ -75,12 +85,12 @@ QUICK ?=
 SIZES ?=
 
 CHECK_STAGES := checkpatch prefixes docs mutants-apply verdicts cover
-TEST_STAGES  := kunit vmtest crashtest $(CHECK_STAGES)
+TEST_STAGES  := kunit vmtest crashtest crashreplay $(CHECK_STAGES)
 # The stages whose figures the cover letter quotes: all but its own check.
 COVER_STAGES := $(filter-out cover,$(TEST_STAGES))
 COVER_LETTER := patches/0000-cover-letter.patch
 
-.PHONY: help deps tree export cover-letter kunit vmtest crashtest bench bench-kernel bench-base-kernel check $(CHECK_STAGES) mutants test clean distclean
+.PHONY: help deps tree export cover-letter kunit vmtest crashtest crashreplay bench bench-kernel bench-base-kernel check $(CHECK_STAGES) mutants test clean distclean
 
 help:
 	@echo 'make deps       install the Debian packages (pinned $(KERNEL_PKG) $(KERNEL_VERSION))'
@@ -92,6 +102,8 @@ help:
 	@echo 'make vmtest     boot that kernel in QEMU: the conformance matrix and the model checker (FS=xfs: one; LONG=1)'
 	@echo '                (ARCH=arm64: the make kunit ARCH=arm64 kernel, 64 KiB pages, on ext4, ext4-1k, xfs, tmpfs)'
 	@echo 'make crashtest  kill the guest amid collapse/insert on ext4 and xfs COUNT=20 times; fsck, check the file'
+	@echo 'make crashreplay  record OPS=400 operations on ext4, ext4-1k, xfs with dm-log-writes; check every crash state'
+	@echo '                (MODE=write: at every log entry, not only at flushes)'
 	@echo 'make bench      time collapse/insert against a user-space shift on ext4, xfs, f2fs, tmpfs (QUICK=1: short),'
 	@echo '                then the tmpfs fill path (faults, writes, hole reads) with and without the series'
 	@echo 'make bench-kernel  build the series without debug options, for make bench KERNEL=$(BENCH_KERNEL)'
@@ -104,7 +116,7 @@ help:
 	@echo 'make verdicts   tools/vmtest/vmtest-report.py fails each way a made-up guest run can go wrong'
 	@echo 'make cover      the cover letter lists every patch of the series and quotes the last runs exactly'
 	@echo 'make mutants    every kunit/mutants/*.patch must be killed by the suites it names'
-	@echo 'make test       deps + tree + kunit + vmtest + crashtest (3 runs) + check: one "test: N passed, ..." line'
+	@echo 'make test       deps + tree + kunit + vmtest + crashtest (3 runs) + crashreplay (400 operations, 100 states each) + check: one "test: N passed, ..." line'
 	@echo 'make clean      remove build output, keep the kernel tree and the ccache'
 	@echo 'make distclean  remove build/ entirely'
 
@@ -131,6 +143,9 @@ vmtest:
 
 crashtest:
 	@tools/lib/stage.sh crashtest tools/crashtest/crashtest.sh $(VMTEST_KERNEL) $(COUNT)
+
+crashreplay:
+	@tools/lib/stage.sh crashreplay tools/crashreplay/crashreplay.sh $(VMTEST_KERNEL) $(OPS) $(MODE)
 
 bench: bench-kernel bench-base-kernel
 	@QUICK="$(QUICK)" SIZES="$(SIZES)" tools/bench/bench.sh $(KERNEL)
@@ -168,14 +183,16 @@ mutants: tree
 	@tools/kunit/mutants.sh $(TREE) $(KUNIT_DIR) "$(FRAGMENTS)" $(MUTANTS)
 
 test: deps tree
-	@MAKE="$(MAKE)" COUNT=$(TEST_CRASH_COUNT) tools/lib/run_stages.sh test $(TEST_STAGES)
+	@MAKE="$(MAKE)" COUNT=$(TEST_CRASH_COUNT) OPS=$(TEST_REPLAY_OPS) MODE=flush \
+		CRASHREPLAY_STATES=$(TEST_REPLAY_STATES) \
+		tools/lib/run_stages.sh test $(TEST_STAGES)
 
 clean:
 	rm -rf build/logs build/mutants build/check build/kunit.* build/kunit-console.log build/kunit-cases.txt
 	rm -rf build/kunit-arm64* build/kunitconfigs
 	rm -rf build/vmtest build/vmtest.log build/vmtest-console.log build/vmtest-table.txt
 	rm -rf build/vmtest-arm64* build/arm64-userland
-	rm -rf build/crashtest build/crashtest.log
+	rm -rf build/crashtest build/crashtest.log build/crashreplay build/crashreplay.log
 	rm -rf build/bench build/bench-fill
 	rm -rf $(KUNIT_DIR)
 

@@ -11,7 +11,7 @@
  *	one-target device NAME (TARGET over SECTORS 512-byte sectors, the
  *	target's ARGS joined by spaces); prints its node, /dev/dm-N
  *   logreplay remove NAME
- *   logreplay replay LOG DEV MARKS flush|write[:N] CHECK...
+ *   logreplay replay LOG DEV MARKS flush|write[:N|/MAX] CHECK...
  *	applies LOG's entries to DEV in order.  Each entry that ends a crash
  *	state (flush: a flush or FUA entry, the states fstests checks;
  *	write: every write, discard, flush or FUA entry) is followed by
@@ -19,7 +19,8 @@
  *	writes on the disk; the marks logged before ENTRY are then the
  *	lines of the file MARKS, one per mark, in order.  A check that exits
  *	non-zero stops the replay.  With ":N", state N alone is checked, and
- *	the replay stops there: a failure's state, repeated.
+ *	the replay stops there: a failure's state, repeated.  With "/MAX",
+ *	the first MAX states alone are checked, and a log with fewer fails.
  *
  * The log format is the one Documentation/admin-guide/device-mapper/
  * log-writes.rst describes and drivers/md/dm-log-writes.c writes: a super
@@ -205,6 +206,7 @@ static int replay(const char *log, const char *dev, const char *marks_path,
 {
 	int every_write = !strncmp(mode, "write", 5);
 	long long only = strchr(mode, ':') ? atoll(strchr(mode, ':') + 1) : 0;
+	long long max = strchr(mode, '/') ? atoll(strchr(mode, '/') + 1) : 0;
 	char *buf = NULL;
 	uint64_t pos, i, states = 0;
 	struct log_super super;
@@ -215,8 +217,9 @@ static int replay(const char *log, const char *dev, const char *marks_path,
 	FILE *marks;
 
 	if ((strncmp(mode, every_write ? "write" : "flush", 5) ||
-	     (mode[5] && mode[5] != ':')) || only < 0)
-		die("replay mode %s: flush, write, flush:N or write:N", mode);
+	     (mode[5] && mode[5] != ':' && mode[5] != '/')) || only < 0 ||
+	    max < 0)
+		die("replay mode %s: flush or write, then :N or /MAX", mode);
 	lfd = open(log, O_RDONLY);
 	dfd = open(dev, O_WRONLY);
 	if (lfd < 0 || dfd < 0)
@@ -294,9 +297,11 @@ static int replay(const char *log, const char *dev, const char *marks_path,
 		if (rc)
 			die("the check of state %llu (entry %llu) exited %d",
 			    (unsigned long long)states, (unsigned long long)i, rc);
-		if (only)
+		if (only || (max && states == (uint64_t)max))
 			break;
 	}
+	if (max && states != (uint64_t)max)
+		die("the log has %llu states, fewer than %lld", (unsigned long long)states, max);
 	if (only && states != (uint64_t)only)
 		die("the log has %llu states, not %lld", (unsigned long long)states, only);
 	printf("# logreplay: %llu states\n", only ? 1ULL : (unsigned long long)states);
@@ -315,6 +320,6 @@ int main(int argc, char **argv)
 		return replay(argv[2], argv[3], argv[4], argv[5], argv + 6, argc - 6);
 	fprintf(stderr, "usage: logreplay create NAME SECTORS TARGET ARGS...\n"
 		"       logreplay remove NAME\n"
-		"       logreplay replay LOG DEV MARKS flush|write[:N] CHECK...\n");
+		"       logreplay replay LOG DEV MARKS flush|write[:N|/MAX] CHECK...\n");
 	return 2;
 }
