@@ -174,7 +174,7 @@ judge_crashreplay() {
 		>"$rep" 2>&1 </dev/null; then
 		echo "survived: every crash state passed"
 	elif grep -q '^crashreplay: [a-z0-9-]*: [0-9]* states passed, [1-9][0-9]* failed' "$rep"; then
-		echo "killed: $(grep -c '^    not ok ' "$rep") failed crash state(s) shown, first $(grep -m 1 '^    not ok ' "$rep" | cut -c 5-200)"
+		echo "killed: $(sed -n 's/^crashreplay: [a-z0-9-]*: \([0-9]* states passed, [0-9]* failed\).*/\1/p' "$rep" | paste -sd ';'), the first: $(grep -m 1 '^    not ok ' "$rep" | cut -c 5-200)"
 	else
 		echo "error: no crash state failed, only: $(grep -m 1 'FAILED\|ERROR' "$rep")"
 	fi
@@ -196,8 +196,9 @@ for m in "$@"; do
 done
 i=0
 : >"$out/baseline-failed"
-# kunit sorts first: the guest runs boot the kernel the first builds.
-sort -o "$out/baselines" "$out/baselines"
+# kunit first: the guest runs boot the kernel the first builds.
+{ grep '^kunit ' "$out/baselines" || true; grep -v '^kunit ' "$out/baselines" || true; } >"$out/baselines.sorted"
+mv "$out/baselines.sorted" "$out/baselines"
 while read -r kind filter; do
 	i=$((i + 1))
 	if [ "$kind" = kunit ]; then
