@@ -96,12 +96,7 @@ rm -f "$out"/*.img "$out"/*.img.mkfs.log "$out/results.txt" "$out/headline.txt"
 # The guest's fsync must reach the host's disk, or it costs the
 # user-space shift next to nothing: O_DIRECT (cache=none) where the host
 # filesystem allows it, else writethrough.
-if dd if=/dev/zero of="$out/direct-io.probe" bs=4096 count=1 oflag=direct 2>/dev/null; then
-	cache=none
-else
-	cache=writethrough
-fi
-rm -f "$out/direct-io.probe"
+cache=$(tools/lib/flush_cache_mode.sh "$out")
 echo "bench: kernel $kernel; sizes $sizes MiB; $reps repetitions${QUICK:+ (QUICK)};" \
 	"disks cache=$cache"
 gcc -static -O2 -Wall -Wextra -Werror -o "$out/bench" tools/vmtest/guest/bench.c ||

@@ -33,12 +33,7 @@ set -eu
 cd "$(dirname "$0")/../.."
 out=${CRASHREPLAY_OUT:-build/crashreplay}
 if [ -z "${CRASHREPLAY_LOGGING:-}" ]; then
-	mkdir -p "$out"
-	rm -f "$out/rc"
-	{ CRASHREPLAY_LOGGING=1 "$0" "$@" 2>&1 || echo $? >"$out/rc"; } |
-		tee "$out.log"
-	[ -f "$out/rc" ] && exit "$(cat "$out/rc")"
-	exit 0
+	CRASHREPLAY_LOGGING=1 exec tools/lib/logged.sh "$out.log" "$0" "$@"
 fi
 
 if [ $# -lt 1 ] || [ $# -gt 3 ]; then
@@ -72,12 +67,7 @@ for prog in fsmodel:tools/vmtest/guest/fsmodel logreplay:tools/crashreplay/guest
 		die "cannot build ${prog#*:} statically (gcc, libc6-dev)"
 done
 # The guest's flushes must reach the images: O_DIRECT where the host allows.
-if dd if=/dev/zero of="$out/direct-io.probe" bs=4096 count=1 oflag=direct 2>/dev/null; then
-	cache=none
-else
-	cache=writethrough
-fi
-rm -f "$out/direct-io.probe"
+cache=$(tools/lib/flush_cache_mode.sh "$out")
 echo "crashreplay: kernel $kernel; $ops operations on each of $filesystems; states at every $replay_mode entry; seed $seed (CRASHREPLAY_SEED=$seed repeats it)"
 
 # One guest per filesystem, two at a time (one CPU each); a filesystem

@@ -44,12 +44,7 @@ out=${CRASHTEST_OUT:-build/crashtest}
 
 # Keep everything this script prints in OUT.log.
 if [ -z "${CRASHTEST_LOGGING:-}" ]; then
-	mkdir -p "$out"
-	rm -f "$out/rc"
-	{ CRASHTEST_LOGGING=1 "$0" "$@" 2>&1 || echo $? >"$out/rc"; } |
-		tee "$out.log"
-	[ -f "$out/rc" ] && exit "$(cat "$out/rc")"
-	exit 0
+	CRASHTEST_LOGGING=1 exec tools/lib/logged.sh "$out.log" "$0" "$@"
 fi
 
 if [ $# -lt 1 ] || [ $# -gt 2 ]; then
@@ -82,12 +77,7 @@ gcc -static -O2 -Wall -Wextra -Werror -o "$out/fsmodel" tools/vmtest/guest/fsmod
 	die "cannot build tools/vmtest/guest/fsmodel/ statically (gcc, libc6-dev)"
 
 # The guest's flushes must reach the image: O_DIRECT where the host allows.
-if dd if=/dev/zero of="$out/direct-io.probe" bs=4096 count=1 oflag=direct 2>/dev/null; then
-	cache=none
-else
-	cache=writethrough
-fi
-rm -f "$out/direct-io.probe"
+cache=$(tools/lib/flush_cache_mode.sh "$out")
 echo "crashtest: kernel $kernel; $count runs on $filesystems; disks cache=$cache; seeds $((base + 1))..$((base + count)) (CRASHTEST_SEED=$base repeats them)"
 
 # The lines of complete log lines: the last one may have been cut by the crash.

@@ -37,12 +37,7 @@ out=${VMTEST_OUT:-build/vmtest}
 
 # Keep everything this script prints in OUT.log.
 if [ -z "${VMTEST_LOGGING:-}" ]; then
-	mkdir -p "$out"
-	rm -f "$out/rc"
-	{ VMTEST_LOGGING=1 "$0" "$@" 2>&1 || echo $? >"$out/rc"; } |
-		tee "$out.log"
-	[ -f "$out/rc" ] && exit "$(cat "$out/rc")"
-	exit 0
+	VMTEST_LOGGING=1 exec tools/lib/logged.sh "$out.log" "$0" "$@"
 fi
 
 [ $# -ge 1 ] || { echo "usage: tools/vmtest/vmtest.sh KERNEL [FS...]" >&2; exit 2; }
