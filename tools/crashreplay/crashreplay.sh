@@ -25,9 +25,10 @@
 # build/crashreplay), CRASHREPLAY_STATE=N (check only state N of a run: the
 # command a failure prints), CRASHREPLAY_STATES=MAX (check the first MAX
 # states of each log, and fail a log with fewer: a count that does not
-# vary with the timing of the run, which `make test` quotes).  Output: OUT.log, OUT/NAME.* (results,
-# console); the last line "crashreplay: N passed, N failed, N skipped", N
-# counting crash states.
+# vary with the timing of the run, which `make test` quotes).
+# Output: OUT.log, OUT/NAME/ (results, console; the images of a failed
+# filesystem); the last line "crashreplay: N passed, N failed, N
+# skipped", N counting crash states.
 set -eu
 
 cd "$(dirname "$0")/../.."
@@ -70,6 +71,10 @@ done
 cache=$(tools/lib/flush_cache_mode.sh "$out")
 echo "crashreplay: kernel $kernel; $ops operations on each of $filesystems; states at every $replay_mode entry; seed $seed (CRASHREPLAY_SEED=$seed repeats it)"
 
+# A state takes about a second under TCG, a log about half a state an
+# operation: two seconds an operation is room for a busy host.
+timeout=$((ops * 2 > 5400 ? ops * 2 : 5400))
+
 # One guest per filesystem, two at a time (one CPU each); a filesystem
 # whose setup fails says why in NAME/setup.err.
 run_fs() {
@@ -96,7 +101,7 @@ run_fs() {
 		tools/crashreplay/guest/crashreplay-run tools/crashreplay/guest/crashreplay-check ||
 		return 1
 	VMTEST_CACHE=$cache tools/vmtest/vmtest-boot.sh "$name" "$kernel" "$dir" \
-		"$dir/results" "$dir/console" 5400 1024 1
+		"$dir/results" "$dir/console" "$timeout" 1024 1
 }
 
 # Lane K runs every second filesystem from the Kth, one after another.
