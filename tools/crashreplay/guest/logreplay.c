@@ -299,6 +299,10 @@ static int replay(const char *log, const char *dev, const char *marks_path,
 			    (unsigned long long)states, (unsigned long long)i, rc);
 		if (only || (max && states == (uint64_t)max))
 			break;
+		if (states % 100 == 0)
+			printf("progress logreplay: %llu states checked, entry %llu of %llu\n",
+			       (unsigned long long)states, (unsigned long long)i,
+			       (unsigned long long)le64toh(super.nr_entries));
 	}
 	if (max && states != (uint64_t)max)
 		die("the log has %llu states, fewer than %lld", (unsigned long long)states, max);
