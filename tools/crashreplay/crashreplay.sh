@@ -23,11 +23,13 @@
 # write.  Environment: CRASHREPLAY_SEED (default random),
 # CRASHREPLAY_FS (default "ext4 ext4-1k xfs"), CRASHREPLAY_OUT (default
 # build/crashreplay), CRASHREPLAY_STATE=N (check only state N of a run: the
-# command a failure prints), CRASHREPLAY_STATES=MAX (check the first MAX
+# command a failure prints), CRASHREPLAY_FROM=DIR (replay the logs a failed
+# run kept in DIR, the OUT of that run, instead of recording: with its
+# seed and CRASHREPLAY_STATE, exactly the failed state), CRASHREPLAY_STATES=MAX (check the first MAX
 # states of each log, and fail a log with fewer: a count that does not
 # vary with the timing of the run, which `make test` quotes).
 # Output: OUT.log, OUT/NAME/ (results, console; the images of a failed
-# filesystem); the last line "crashreplay: N passed, N failed, N
+# filesystem, its log and first image among them); the last line "crashreplay: N passed, N failed, N
 # skipped", N counting crash states.
 set -eu
 
@@ -45,6 +47,7 @@ kernel=$1 ops=${2:-400} mode=${3:-flush}
 filesystems=${CRASHREPLAY_FS:-ext4 ext4-1k xfs}
 seed=${CRASHREPLAY_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 state=${CRASHREPLAY_STATE:-}
+from=${CRASHREPLAY_FROM:-}
 start=$(date +%s)
 
 die() {
@@ -86,12 +89,23 @@ run_fs() {
 	[ $# -ge 6 ] || { echo "crashreplay: $name: not in tools/vmtest/guest/filesystems.txt" >"$dir/setup.err"; return 1; }
 	type=$2 mb=$3 unit=$4 block=$5
 	shift 6
-	tools/vmtest/vmtest-mkfs.sh "$type" "$mb" "$dir/$name.img" "$@" >/dev/null 2>"$dir/setup.err" || return 1
+	if [ -n "$from" ]; then
+		# Replay a kept log onto the first image it was recorded on.
+		cp --sparse=always "$from/$name/$name-first.img" "$dir/$name.img" 2>"$dir/setup.err" &&
+			cp --sparse=always "$from/$name/$name-log.img" "$dir/$name-log.img" 2>"$dir/setup.err" ||
+			return 1
+		step=replay
+	else
+		tools/vmtest/vmtest-mkfs.sh "$type" "$mb" "$dir/$name.img" "$@" >/dev/null 2>"$dir/setup.err" || return 1
+		truncate -s 2G "$dir/$name-log.img"
+		step=record
+	fi
+	# The first image three times: recorded on, replayed onto, and kept.
 	cp --sparse=always "$dir/$name.img" "$dir/$name-replay.img"
-	truncate -s 2G "$dir/$name-log.img"
+	cp --sparse=always "$dir/$name.img" "$dir/$name-first.img"
 	truncate -s 256M "$dir/$name-cow.img"
 	{
-		echo "$name raw - crashreplay-run $name $type $unit $block $seed $ops $replay_mode"
+		echo "$name raw - crashreplay-run $name $type $unit $block $seed $ops $replay_mode $step"
 		for disk in log replay cow; do
 			echo "$name-$disk disk -"
 		done
@@ -143,7 +157,7 @@ for name in $filesystems; do
 	echo "$results" | grep -A 30 '^not ok ' | head -n 60 | sed 's/^/    /' || true
 	echo "$results" | sed -n 's/^not ok \([0-9]*\) - .*/\1/p' | head -n 3 |
 		while read -r n; do
-			echo "    replay just this state: CRASHREPLAY_SEED=$seed CRASHREPLAY_FS=$name CRASHREPLAY_STATE=$n tools/crashreplay/crashreplay.sh $kernel $ops $mode"
+			echo "    replay just this state from the kept log: CRASHREPLAY_FROM=$out CRASHREPLAY_OUT=$out-again CRASHREPLAY_SEED=$seed CRASHREPLAY_FS=$name CRASHREPLAY_STATE=$n tools/crashreplay/crashreplay.sh $kernel $ops $mode"
 		done
 	passed=$((passed + ok))
 	failed=$((failed + bad))
