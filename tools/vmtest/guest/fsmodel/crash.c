@@ -393,9 +393,11 @@ int crash_workload(const char *log)
  * Blocks.  The model follows which block holds what: a write to a block
  * that is a hole (or past EOF) gives it a new token, the block the
  * filesystem allocates for it, and a store through the mapping gives one
- * to every hole of each page it touches, up to EOF: the page is written
- * back whole, so with blocks smaller than a page (ext4 1 KiB) the
- * blocks of its zeros are allocated too, where the model reads a hole;
+ * to every hole of each folio it touches, up to EOF: the folio is written
+ * back whole, so the blocks of its zeros are allocated too, where the
+ * model reads a hole.  That is a page with ext4 (blocks of 1 KiB), and
+ * with xfs any hole below EOF, since its large folios (iomap) may span
+ * the whole file;
  * an overwrite keeps the token, written in place; punch and truncate drop the tokens of the whole blocks they free;
  * collapse and insert move tokens with the data; zero range keeps them
  * (ext4 turns written blocks unwritten in place).  Then every block of
@@ -418,6 +420,9 @@ int crash_workload(const char *log)
  * whole, the secret's file gone.
  */
 
+/* Whether the page cache of the file may hold folios larger than a page. */
+static int large_folios;
+
 /* What @op, in a file of @size bytes, does to the tokens @tk of the blocks. */
 static void tok_apply(int *tk, long long nblk, const struct op *op,
 		      long long size, int *next)
@@ -431,7 +436,10 @@ static void tok_apply(int *tk, long long nblk, const struct op *op,
 	case K_MWRITE:
 		b = op->off / blksz;
 		end = (op->off + op->len + blksz - 1) / blksz;
-		if (op->kind == K_MWRITE) {
+		if (op->kind == K_MWRITE && large_folios) {
+			b = 0;
+			end = (size + blksz - 1) / blksz;
+		} else if (op->kind == K_MWRITE) {
 			b = op->off / pagesz * pagesz / blksz;
 			end = (op->off + op->len + pagesz - 1) / pagesz * pagesz;
 			end = (clamp(end, 0, size) + blksz - 1) / blksz;
@@ -698,6 +706,7 @@ void crash_check(long long durable, long long last)
 	cs.nblk = (cap + blksz - 1) / blksz + 1;
 	cs.ops = ops;
 	cs.xfs = !strcmp(t.type, "xfs");
+	large_folios = cs.xfs;
 	cs.s = s = xmalloc(n * sizeof(*s));
 	cs.tok = xmalloc(n * sizeof(*cs.tok));
 	tok = xmalloc(cs.nblk * sizeof(*tok));
