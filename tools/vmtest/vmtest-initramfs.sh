@@ -4,7 +4,7 @@
 # bench: each in /bin under its own name), and the host's own xfs_io and
 # fallocate with the shared libraries ldd finds for them.  VMTEST_HOST_TOOLS
 # names more host tools to add the same way (`make crashreplay`: e2fsck,
-# xfs_repair).
+# xfs_repair); with VMTEST_USERLAND it is refused.
 #
 # usage: tools/vmtest/vmtest-initramfs.sh OUT.cpio.gz CONF PROGRAM...
 # VMTEST_USERLAND=DIR takes busybox, xfs_io, fallocate and their shared
@@ -38,6 +38,10 @@ if [ -n "$root" ]; then
 	(cd "$root" && find lib usr/lib -name gconv -prune -o \
 		\( -name '*.so*' -o -name 'ld-linux*' \) \( -type f -o -type l \) \
 		-print | cpio -pdm --quiet "$stage")
+fi
+if [ -n "$root" ] && [ -n "${VMTEST_HOST_TOOLS:-}" ]; then
+	echo "vmtest-initramfs: VMTEST_HOST_TOOLS takes host tools, not $root's" >&2
+	exit 2
 fi
 for tool in xfs_io fallocate ${VMTEST_HOST_TOOLS:-}; do
 	[ -n "$root" ] && break

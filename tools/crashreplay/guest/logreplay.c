@@ -287,10 +287,9 @@ static int replay(const char *log, const char *dev, const char *marks_path,
 			kind = flags & LOG_DISCARD_FLAG ? "discard" : "write";
 		if (!kind)
 			continue;
-		if (only && ++states != (uint64_t)only)
+		states++;
+		if (only && states != (uint64_t)only)
 			continue;
-		if (!only)
-			states++;
 		if (fdatasync(dfd))
 			die("%s: fdatasync: %s", dev, strerror(errno));
 		rc = run_check(check, ncheck, states, i, kind);

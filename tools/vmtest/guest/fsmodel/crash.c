@@ -53,8 +53,9 @@ static int dm_mark(const char *text)
 	char buf[sizeof(struct dm_ioctl) + sizeof(struct dm_target_msg) + 512];
 	struct dm_ioctl *io = (struct dm_ioctl *)buf;
 	struct dm_target_msg *msg = (struct dm_target_msg *)(io + 1);
+	static int control = -1;	/* /dev/mapper/control, for every mark */
 	char *p;
-	int fd, e = 0;
+	int e = 0;
 
 	memset(buf, 0, sizeof(buf));
 	io->version[0] = DM_VERSION_MAJOR;
@@ -66,11 +67,10 @@ static int dm_mark(const char *text)
 	for (p = msg->message + 5; *p; p++)
 		if (*p == ' ')
 			*p = ',';
-	fd = open("/dev/mapper/control", O_RDWR | O_CLOEXEC);
-	if (fd < 0 || ioctl(fd, DM_TARGET_MSG, io))
+	if (control < 0)
+		control = open("/dev/mapper/control", O_RDWR | O_CLOEXEC);
+	if (control < 0 || ioctl(control, DM_TARGET_MSG, io))
 		e = errno;
-	if (fd >= 0)
-		close(fd);
 	if (e)
 		fprintf(stderr, "fsmodel: mark %s on %s: %s\n", text, mark_dev,
 			strerror(e));
