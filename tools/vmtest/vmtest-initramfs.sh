@@ -18,10 +18,15 @@ shift 2
 here=$(dirname "$0")
 stage=$out.d
 
+root=${VMTEST_USERLAND:-}
+if [ -n "$root" ] && [ -n "${VMTEST_HOST_TOOLS:-}" ]; then
+	echo "vmtest-initramfs: VMTEST_HOST_TOOLS takes host tools, not $root's" >&2
+	exit 2
+fi
+
 rm -rf "$stage"
 mkdir -p "$stage/bin" "$stage/etc" "$stage/proc" "$stage/sys" "$stage/dev" \
 	"$stage/mnt" "$stage/tmp"
-root=${VMTEST_USERLAND:-}
 if [ -n "$root" ]; then
 	cp "$root/bin/busybox" "$stage/bin/busybox"
 else
@@ -38,10 +43,6 @@ if [ -n "$root" ]; then
 	(cd "$root" && find lib usr/lib -name gconv -prune -o \
 		\( -name '*.so*' -o -name 'ld-linux*' \) \( -type f -o -type l \) \
 		-print | cpio -pdm --quiet "$stage")
-fi
-if [ -n "$root" ] && [ -n "${VMTEST_HOST_TOOLS:-}" ]; then
-	echo "vmtest-initramfs: VMTEST_HOST_TOOLS takes host tools, not $root's" >&2
-	exit 2
 fi
 for tool in xfs_io fallocate ${VMTEST_HOST_TOOLS:-}; do
 	[ -n "$root" ] && break
