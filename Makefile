@@ -5,7 +5,7 @@ include tools/tree/config.mk
 
 TREE      := build/linux
 KUNIT_DIR := build/kunit
-FRAGMENTS := kunit/collapse.kunitconfig kconfig/debug.config kconfig/guest.config
+FRAGMENTS := kunit/collapse.kunitconfig kconfig/debug.config kconfig/guest.config kconfig/modules.config
 MUTANTS   := $(sort $(wildcard kunit/mutants/*.patch))
 ALL_SUITES := $(shell sed -e '/^\#/d' -e '/^$$/d' kunit/suites)
 # The series' in-tree kunitconfigs; kunit/collapse.kunitconfig is their union.
@@ -194,7 +194,7 @@ clean:
 	rm -rf build/vmtest-arm64* build/arm64-userland
 	rm -rf build/crashtest build/crashtest.log build/crashreplay build/crashreplay.log
 	rm -rf build/bench build/bench-fill
-	rm -rf $(KUNIT_DIR)
+	rm -rf $(KUNIT_DIR) $(KUNIT_DIR)-modules build/kunit-modules*
 
 distclean:
 	-git -C $(TREE) worktree prune 2>/dev/null

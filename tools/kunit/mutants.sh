@@ -181,14 +181,14 @@ judge_crashreplay() {
 }
 
 # Baselines: each distinct filter on the unmutated kernel, once.  A guest
-# mutant is built through kunit.py with the fallocate suite, the cheapest,
+# mutant is built through kunit.py with the vfs_fallocate suite, the cheapest,
 # so that filter is baselined too.
 : >"$out/baselines"
 for m in "$@"; do
 	suites=$(header Kunit-suites "$m")
 	guest_fs=$(header Vmtest-fs "$m")
 	replay_fs=$(header Crashreplay-fs "$m")
-	[ -n "$guest_fs$replay_fs" ] && suites=${suites:-fallocate}
+	[ -n "$guest_fs$replay_fs" ] && suites=${suites:-vfs_fallocate}
 	for key in ${suites:+"kunit $suites"} ${guest_fs:+"vmtest $guest_fs"} \
 		${replay_fs:+"crashreplay $replay_fs"}; do
 		grep -qxF "$key" "$out/baselines" || echo "$key" >>"$out/baselines"
@@ -240,7 +240,7 @@ for m in "$@"; do
 	fi
 	git -C "$tree" apply "$m"
 	applied=$m
-	if ! run_kunit "$name" "${suites:-fallocate}"; then
+	if ! run_kunit "$name" "${suites:-vfs_fallocate}"; then
 		revert
 		echo "mutants: ERROR $name: the kernel did not build (see $out/$name.log)"
 		errors=$((errors + 1))
@@ -267,6 +267,6 @@ for m in "$@"; do
 	esac
 done
 echo "mutants: rebuilding the series kernel without mutants"
-run_kunit series fallocate || true
+run_kunit series vfs_fallocate || true
 echo "mutants: $killed killed, $survived survived, $errors errors"
 [ "$survived" -eq 0 ] && [ "$errors" -eq 0 ]
