@@ -34,7 +34,8 @@ cat "$@" >"$build/.config"
 kmake olddefconfig >"$build/olddefconfig.log" 2>&1
 # Every option the fragments set (the last fragment to set it wins) must
 # have survived olddefconfig.
-missing=$(awk -F= '/^CONFIG_[A-Z0-9_]*=/ { last[$1] = $0 }
+missing=$(awk '/^CONFIG_[A-Z0-9_]*=/ { k = $0; sub(/=.*/, "", k); last[k] = $0 }
+	/^# CONFIG_[A-Z0-9_]* is not set$/ { last[$2] = $0 }
 	END { for (k in last) print last[k] }' "$@" |
 	grep -vxF -f "$build/.config" || true)
 if [ -n "$missing" ]; then
@@ -81,6 +82,13 @@ timeout "$timeout" qemu-system-x86_64 -nodefaults -machine pc -m 2048 \
 	-no-reboot -nographic -serial stdio >"$console" 2>&1 </dev/null || rc=$?
 [ "$rc" = 124 ] && echo "kunit-modules: the guest timed out after $timeout s"
 
+guest_rc=0
+if grep -q '^kunit-modules: \(modprobe\|rmmod\) .* failed' "$console" ||
+	! grep -q '^kunit-modules: every module unloaded' "$console"; then
+	grep '^kunit-modules: ' "$console"
+	echo "kunit-modules: ERROR: a module did not load or unload (see $out-console.log)"
+	guest_rc=1
+fi
 "$here/ktap_merge.py" "$console" >"$build/merged.ktap"
 python3 "$tree/tools/testing/kunit/kunit.py" parse --json="$out.json" \
 	"$build/merged.ktap" >/dev/null || true
@@ -89,4 +97,12 @@ python3 "$tree/tools/testing/kunit/kunit.py" parse --json="$out.json" \
 	--log "$console" --json "$out.json" \
 	--console-out "$out-console.log" --ktap-out "$out.ktap" \
 	--cases-out "$out-cases.txt" --skips kunit/skips.txt \
-	--suites $suites
+	--suites $suites >"$build/verdict" || guest_rc=1
+if [ "$guest_rc" != 0 ] && ! grep -q ' [1-9][0-9]* failed' "$build/verdict"; then
+	# The report found every case passing; the run fails all the same.
+	sed '$d' "$build/verdict"
+	tail -n 1 "$build/verdict" | sed 's/ 0 failed/ 1 failed/'
+else
+	cat "$build/verdict"
+fi
+exit "$guest_rc"
