@@ -12,8 +12,6 @@ runs, never typed by hand:
   @TEST_SUMMARY@         the sum of the STAGEs' result lines (as make test)
   @KUNIT_SUMMARY@ ...    each STAGE's result line, from LOGS/STAGE.log
                          (the name in capitals, "-" as "_")
-  @KUNIT_ARM64_SUMMARY@  LOGS/kunit-arm64.log's (make kunit ARCH=arm64)
-  @VMTEST_ARM64_SUMMARY@ LOGS/vmtest-arm64.log's (make vmtest ARCH=arm64)
   @BENCH_HEADLINE@       the 64 MiB lines of HEADLINE (make bench)
 
 A stage without a log or a result line fails the script: the letter
@@ -60,9 +58,6 @@ def main():
         fill[f'@{stage.upper().replace("-", "_")}_SUMMARY@'] = f'  {line}'
     fill['@TEST_SUMMARY@'] = (f'  test: {total[0]} passed, {total[1]} failed, '
                               f'{total[2]} skipped')
-    for key, stage in (('@KUNIT_ARM64_SUMMARY@', 'kunit-arm64'),
-                       ('@VMTEST_ARM64_SUMMARY@', 'vmtest-arm64')):
-        fill[key] = f'  {result_line(logs, stage)[0]}'
     try:
         with open(headline) as f:
             # "FS 64 MiB warm collapse 4k@0: FIGURES"; the text before
