@@ -10,9 +10,10 @@ that are not KTAP (the kernel's own messages) are left out.
 import re
 import sys
 
-TIMESTAMP = re.compile(r'^\[\s*\d+\.\d+\]\s?')
+# The console conventions tools/kunit/kunit_report.py already parses.
+from kunit_report import TIMESTAMP, TOP_PLAN as PLAN
+
 HEADER = re.compile(r'^(KTAP|TAP) version \d+$')
-PLAN = re.compile(r'^1\.\.(\d+)$')
 TOP_RESULT = re.compile(r'^(ok|not ok) \d+(.*)$')
 NESTED = re.compile(r'^\s+\S|^# ')
 
