@@ -1,6 +1,6 @@
 #!/bin/sh
 # `make crashreplay`: every crash state of a collapse/insert workload on
-# ext4 (4 KiB and 1 KiB blocks) and xfs, by dm-log-writes record and replay,
+# ext4 (4 KiB and 1 KiB blocks), xfs and f2fs, by dm-log-writes record and replay,
 # in QEMU.
 #
 # For each filesystem the host makes an image (the mkfs options of
@@ -21,7 +21,7 @@
 # usage: tools/crashreplay/crashreplay.sh KERNEL [OPS [MODE]]
 # OPS operations per filesystem (default 400), MODE flush (default) or
 # write.  Environment: CRASHREPLAY_SEED (default random),
-# CRASHREPLAY_FS (default "ext4 ext4-1k xfs"), CRASHREPLAY_OUT (default
+# CRASHREPLAY_FS (default "ext4 ext4-1k xfs f2fs"), CRASHREPLAY_OUT (default
 # build/crashreplay), CRASHREPLAY_STATE=N (check only state N of a run: the
 # command a failure prints), CRASHREPLAY_FROM=DIR (replay the logs a failed
 # run kept in DIR, the OUT of that run, instead of recording: with its
@@ -44,7 +44,7 @@ if [ $# -lt 1 ] || [ $# -gt 3 ]; then
 	exit 2
 fi
 kernel=$1 ops=${2:-400} mode=${3:-flush}
-filesystems=${CRASHREPLAY_FS:-ext4 ext4-1k xfs}
+filesystems=${CRASHREPLAY_FS:-ext4 ext4-1k xfs f2fs}
 seed=${CRASHREPLAY_SEED:-$(od -An -N4 -tu4 /dev/urandom | tr -d ' ')}
 state=${CRASHREPLAY_STATE:-}
 from=${CRASHREPLAY_FROM:-}
@@ -61,7 +61,7 @@ states=${CRASHREPLAY_STATES:-}
 replay_mode=$mode${state:+:$state}
 [ -z "$state" ] && replay_mode=$replay_mode${states:+/$states}
 [ -f "$kernel" ] || die "no kernel at $kernel (build it with 'make kunit')"
-for tool in qemu-system-x86_64 busybox gcc mkfs.ext4 e2fsck mkfs.xfs xfs_repair python3; do
+for tool in qemu-system-x86_64 busybox gcc mkfs.ext4 e2fsck mkfs.xfs xfs_repair mkfs.f2fs fsck.f2fs python3; do
 	command -v "$tool" >/dev/null 2>&1 || die "missing host tool '$tool' (make deps)"
 done
 rm -rf "$out"
@@ -110,7 +110,7 @@ run_fs() {
 			echo "$name-$disk disk -"
 		done
 	} >"$dir/vmtest.conf"
-	VMTEST_HOST_TOOLS="e2fsck xfs_repair" tools/vmtest/vmtest-initramfs.sh \
+	VMTEST_HOST_TOOLS="e2fsck xfs_repair fsck.f2fs" tools/vmtest/vmtest-initramfs.sh \
 		"$dir/initramfs.cpio.gz" "$dir/vmtest.conf" "$out/fsmodel" "$out/logreplay" \
 		tools/crashreplay/guest/crashreplay-run tools/crashreplay/guest/crashreplay-check ||
 		return 1

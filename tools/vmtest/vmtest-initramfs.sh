@@ -4,7 +4,7 @@
 # bench: each in /bin under its own name), and the host's own xfs_io and
 # fallocate with the shared libraries ldd finds for them.  VMTEST_HOST_TOOLS
 # names more host tools to add the same way (`make crashreplay`: e2fsck,
-# xfs_repair); with VMTEST_USERLAND it is refused.
+# xfs_repair, fsck.f2fs); with VMTEST_USERLAND it is refused.
 #
 # usage: tools/vmtest/vmtest-initramfs.sh OUT.cpio.gz CONF PROGRAM...
 # VMTEST_USERLAND=DIR takes busybox, xfs_io, fallocate and their shared
