@@ -27,7 +27,9 @@
 # run kept in DIR, the OUT of that run, instead of recording: with its
 # seed and CRASHREPLAY_STATE, exactly the failed state), CRASHREPLAY_STATES=MAX (check the first MAX
 # states of each log, and fail a log with fewer: a count that does not
-# vary with the timing of the run, which `make test` quotes).
+# vary with the timing of the run, which `make test` quotes),
+# CRASHREPLAY_FIRST=N (with CRASHREPLAY_FROM: replay the states before
+# N unchecked, so that two guests share the states of one long log).
 # Output: OUT.log, OUT/NAME/ (results, console; the images of a failed
 # filesystem, its log and first image among them); the last line "crashreplay: N passed, N failed, N
 # skipped", N counting crash states.
@@ -58,8 +60,9 @@ die() {
 
 case $mode in flush|write) ;; *) die "MODE is flush or write, not $mode" ;; esac
 states=${CRASHREPLAY_STATES:-}
+first=${CRASHREPLAY_FIRST:-}
 replay_mode=$mode${state:+:$state}
-[ -z "$state" ] && replay_mode=$replay_mode${states:+/$states}
+[ -z "$state" ] && replay_mode=$replay_mode${first:++$first}${states:+/$states}
 [ -f "$kernel" ] || die "no kernel at $kernel (build it with 'make kunit')"
 for tool in qemu-system-x86_64 busybox gcc mkfs.ext4 e2fsck mkfs.xfs xfs_repair mkfs.f2fs fsck.f2fs python3; do
 	command -v "$tool" >/dev/null 2>&1 || die "missing host tool '$tool' (make deps)"

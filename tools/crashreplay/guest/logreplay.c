@@ -11,7 +11,7 @@
  *	one-target device NAME (TARGET over SECTORS 512-byte sectors, the
  *	target's ARGS joined by spaces); prints its node, /dev/dm-N
  *   logreplay remove NAME
- *   logreplay replay LOG DEV MARKS flush|write[:N|/MAX] CHECK...
+ *   logreplay replay LOG DEV MARKS flush|write[:N|[+FIRST][/MAX]] CHECK...
  *	applies LOG's entries to DEV in order.  Each entry that ends a crash
  *	state (flush: a flush or FUA entry, the states fstests checks;
  *	write: every write, discard, flush or FUA entry) is followed by
@@ -21,6 +21,8 @@
  *	non-zero stops the replay.  With ":N", state N alone is checked, and
  *	the replay stops there: a failure's state, repeated.  With "/MAX",
  *	the first MAX states alone are checked, and a log with fewer fails.
+ *	With "+FIRST", the states before FIRST are replayed unchecked, so
+ *	that guests can share the states of one long log.
  *
  * The log format is the one Documentation/admin-guide/device-mapper/
  * log-writes.rst describes and drivers/md/dm-log-writes.c writes: a super
@@ -207,6 +209,7 @@ static int replay(const char *log, const char *dev, const char *marks_path,
 	int every_write = !strncmp(mode, "write", 5);
 	long long only = strchr(mode, ':') ? atoll(strchr(mode, ':') + 1) : 0;
 	long long max = strchr(mode, '/') ? atoll(strchr(mode, '/') + 1) : 0;
+	long long first = strchr(mode, '+') ? atoll(strchr(mode, '+') + 1) : 1;
 	char *buf = NULL;
 	uint64_t pos, i, states = 0;
 	struct log_super super;
@@ -217,9 +220,10 @@ static int replay(const char *log, const char *dev, const char *marks_path,
 	FILE *marks;
 
 	if ((strncmp(mode, every_write ? "write" : "flush", 5) ||
-	     (mode[5] && mode[5] != ':' && mode[5] != '/')) || only < 0 ||
-	    max < 0)
-		die("replay mode %s: flush or write, then :N or /MAX", mode);
+	     (mode[5] && mode[5] != ':' && mode[5] != '/' && mode[5] != '+')) ||
+	    only < 0 || max < 0 || first < 1 || (only && first > 1) ||
+	    (max && first > max))
+		die("replay mode %s: flush or write, then :N or +FIRST/MAX", mode);
 	lfd = open(log, O_RDONLY);
 	dfd = open(dev, O_WRONLY);
 	if (lfd < 0 || dfd < 0)
@@ -288,7 +292,7 @@ static int replay(const char *log, const char *dev, const char *marks_path,
 		if (!kind)
 			continue;
 		states++;
-		if (only && states != (uint64_t)only)
+		if ((only && states != (uint64_t)only) || states < (uint64_t)first)
 			continue;
 		if (fdatasync(dfd))
 			die("%s: fdatasync: %s", dev, strerror(errno));
@@ -307,7 +311,10 @@ static int replay(const char *log, const char *dev, const char *marks_path,
 		die("the log has %llu states, fewer than %lld", (unsigned long long)states, max);
 	if (only && states != (uint64_t)only)
 		die("the log has %llu states, not %lld", (unsigned long long)states, only);
-	printf("# logreplay: %llu states\n", only ? 1ULL : (unsigned long long)states);
+	if (states < (uint64_t)first)
+		die("the log has %llu states, fewer than %lld", (unsigned long long)states, first);
+	printf("# logreplay: %llu states\n",
+	       only ? 1ULL : (unsigned long long)(states - first + 1));
 	fclose(marks);
 	free(buf);
 	return 0;
