@@ -115,7 +115,8 @@ run_fs() {
 	} >"$dir/vmtest.conf"
 	VMTEST_HOST_TOOLS="e2fsck xfs_repair fsck.f2fs" tools/vmtest/vmtest-initramfs.sh \
 		"$dir/initramfs.cpio.gz" "$dir/vmtest.conf" "$out/fsmodel" "$out/logreplay" \
-		tools/crashreplay/guest/crashreplay-run tools/crashreplay/guest/crashreplay-check ||
+		tools/crashreplay/guest/crashreplay-run tools/crashreplay/guest/crashreplay-check \
+		tools/vmtest/vmtest-fsck.sh ||
 		return 1
 	VMTEST_CACHE=$cache tools/vmtest/vmtest-boot.sh "$name" "$kernel" "$dir" \
 		"$dir/results" "$dir/console" "$timeout" 1024 1

@@ -1,6 +1,8 @@
 #!/bin/sh
-# Check one scratch image on the host after the guest unmounted it, without
-# changing it; exit non-zero when the checker reports any problem.
+# Check one filesystem without changing it; exit non-zero when the checker
+# reports any problem.  The host runs it on a scratch image after the
+# guest unmounted it; the crash replay's guest on each crash state's block
+# device (tools/crashreplay/guest/crashreplay-check).
 #
 # usage: tools/vmtest/vmtest-fsck.sh TYPE IMAGE
 set -eu
@@ -9,7 +11,13 @@ type=$1
 img=$2
 case $type in
 ext4)	exec e2fsck -fn "$img" ;;
-xfs)	exec xfs_repair -n -f "$img" ;;
+xfs)
+	# -f: the filesystem is in a regular file, not on a block device.
+	if [ -f "$img" ]; then
+		exec xfs_repair -n -f "$img"
+	fi
+	exec xfs_repair -n "$img"
+	;;
 vfat)	exec fsck.fat -n "$img" ;;
 f2fs)
 	# fsck.f2fs exits 0 on some problems it reports: read its verdicts too.
