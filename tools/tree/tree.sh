@@ -32,7 +32,11 @@ if ! git_tree rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
 	git_tree init -q
 	# Debian's top-level .gitignore ignores everything: add with -f.
 	git_tree add -A -f .
-	git_tree commit -q -m "base: $(basename "$tarball")"
+	# Dated as the tarball, not now: the same package gives the same base
+	# commit on every machine, and the cover letter's base-commit names it.
+	date=$(stat -c %Y "$tarball")
+	GIT_AUTHOR_DATE="@$date +0000" GIT_COMMITTER_DATE="@$date +0000" \
+		git_tree commit -q -m "base: $(basename "$tarball")"
 	git_tree tag base
 fi
 
