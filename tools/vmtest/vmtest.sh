@@ -198,7 +198,13 @@ for name in $selected; do
 		case $name in $w_fs) ;; *) continue ;; esac
 		case $w_max in ''|*[!0-9]*) ;; *) allow="$allow -a $w_answer=$w_max" ;; esac
 	done <tools/vmtest/guest/intended-divergence.txt
-	model="fsmodel -f $name -u $unit -b $block -n $ops -c $rounds -S $seed$allow"
+	# fsmodel -K checks that the page cache follows each shift of whole
+	# pages, on every row fcheck's cache_kept_* cases run on: a row that
+	# drops its cache declares those cases' skip in skips.txt, once.
+	keep=" -K"
+	awk -v n="$name" '$1 == n && $2 == "cache_kept_*"' \
+		tools/vmtest/guest/skips.txt | grep -q . && keep=""
+	model="fsmodel -f $name -u $unit -b $block -n $ops -c $rounds -S $seed$allow$keep"
 	# The kselftest runs where fcheck does, with the row's unit.
 	case $flags in full|none)
 		echo "$name $type $opts kselftest-run collapse_insert $unit" >>"$conf" ;;

@@ -15,11 +15,11 @@
 #include <sys/ioctl.h>
 #include <sys/mman.h>
 #include <sys/stat.h>
-#include <sys/sysmacros.h>
 #include <sys/syscall.h>
 #include <unistd.h>
 
 #include "fcheck.h"
+#include "../sectors_read.h"
 
 /*
  * Build the file of @layout and @size, map it shared with @prot and read the
@@ -99,27 +99,6 @@ void case_mmap(int mode, const char *name)
 	unlink(path);
 	model_free(&m);
 	report(name, answer, 0, 0, NULL);
-}
-
-/* Sectors read so far from the disk @fd is on, or -1 if none (tmpfs). */
-static long long sectors_read(int fd)
-{
-	long long ios, merges, sectors = -1;
-	char stat_path[64];
-	struct stat st;
-	FILE *f;
-
-	if (fstat(fd, &st))
-		return -1;
-	snprintf(stat_path, sizeof(stat_path), "/sys/dev/block/%u:%u/stat",
-		 major(st.st_dev), minor(st.st_dev));
-	f = fopen(stat_path, "r");
-	if (!f)
-		return -1;
-	if (fscanf(f, "%lld %lld %lld", &ios, &merges, &sectors) != 3)
-		sectors = -1;
-	fclose(f);
-	return sectors;
 }
 
 /*

@@ -5,6 +5,7 @@
  */
 
 #include "fsmodel.h"
+#include "../sectors_read.h"
 
 static const char usage_text[] =
 "usage: fsmodel -d DIR -u UNIT -b BLOCK [OPTION]...\n"
@@ -117,6 +118,11 @@ static const char usage_text[] =
 "                and MIB more, over and over, so that reclaim swaps out\n"
 "                about MIB each time (no pageout then); the case fails\n"
 "                unless pages of the file were found swapped out (mincore)\n"
+"  -K            the filesystem keeps its page cache across a shift of\n"
+"                whole pages: after each such collapse or insert of the\n"
+"                model run, every page mincore found cached before must be\n"
+"                cached at its new offset, and reading those pages back\n"
+"                must read no sector from the disk\n"
 "  -v            print every operation on stderr\n"
 "  -h, --help    this text\n"
 "\n"
@@ -178,6 +184,8 @@ long long nops = 100000, nrounds = 200;
 static long long check_every = 1000;
 unsigned long long seed;
 static int verbose;
+static int keeps_cache;		/* -K */
+static long long cache_kept;	/* pages -K found cached where they belong */
 char diag[32768];		/* "# " lines explaining a failure */
 
 void note(const char *fmt, ...)
@@ -293,6 +301,113 @@ static const char *model_case(void)
 	return pressure_mib ? "model_pressure" : "model";
 }
 
+/* ------------------------------------------------------------------ */
+/*
+ * -K: the page cache follows a shift of whole pages.  Before the call,
+ * which pages of the file mincore() finds cached; after it, each of those
+ * must be cached at its new index (none of a collapsed range), and reading
+ * them back must match the model and read nothing from the disk.
+ */
+struct cache_snap {
+	unsigned char *before;
+	long long pages;
+	int shift;		/* a collapse or insert of whole pages */
+};
+
+/* mincore() of the first @pages pages of the mapping into @vec. */
+static int cached_pages(struct target *t, long long pages, unsigned char *vec)
+{
+	if (!pages)
+		return 0;
+	if (mincore(t->map, pages * pagesz, vec)) {
+		note("mincore: %s", strerror(errno));
+		return -1;
+	}
+	return 0;
+}
+
+static int cache_before(struct target *t, const struct state *m,
+			const struct op *op, struct cache_snap *c)
+{
+	c->shift = keeps_cache && op->expect == 0 &&
+		   (op->kind == K_COLLAPSE || op->kind == K_INSERT) &&
+		   op->off % pagesz == 0 && op->len % pagesz == 0;
+	if (!c->shift)
+		return 0;
+	c->pages = (m->size + pagesz - 1) / pagesz;
+	c->before = xmalloc(c->pages ? c->pages : 1);
+	return cached_pages(t, c->pages, c->before);
+}
+
+/* A cached page's index after the shift @op, or -1 if it was collapsed. */
+static long long index_after(const struct op *op, long long i)
+{
+	long long off = op->off / pagesz, len = op->len / pagesz;
+
+	if (i < off)
+		return i;
+	if (op->kind == K_INSERT)
+		return i + len;
+	return i < off + len ? -1 : i - len;
+}
+
+static int cache_after(struct target *t, const struct state *m,
+		       const struct op *op, struct cache_snap *c)
+{
+	long long pages = (m->size + pagesz - 1) / pagesz, i, j, n;
+	long long kept = 0, dropped = 0, sectors;
+	unsigned char *after;
+	int failed = 0;
+
+	if (!c->shift)
+		return 0;
+	after = xmalloc(pages ? pages : 1);
+	if (cached_pages(t, pages, after)) {
+		failed = 1;
+		goto out;
+	}
+	for (i = 0; i < c->pages; i++) {
+		j = index_after(op, i);
+		if (!(c->before[i] & 1) || j < 0 || j >= pages)
+			continue;
+		if (after[j] & 1)
+			kept++;
+		else if (!dropped++)
+			note("page %lld, cached before the shift, is not cached at page %lld after it",
+			     i, j);
+	}
+	if (dropped) {
+		note("the shift dropped %lld of the %lld cached pages it had to move or keep",
+		     dropped, kept + dropped);
+		failed = 1;
+		goto out;
+	}
+	/* Read back what is cached: from the cache alone. */
+	sectors = sectors_read(t->fd);
+	for (j = 0; j < pages; j++) {
+		if (!(after[j] & 1))
+			continue;
+		n = clamp(m->size - j * pagesz, 0, pagesz);
+		if (pread_all(t->fd, t->buf, n, j * pagesz) != n ||
+		    !same_bytes("a cached page after the shift", t->buf,
+				m->data + j * pagesz, j * pagesz, n)) {
+			failed = 1;
+			goto out;
+		}
+	}
+	if (sectors >= 0 && sectors_read(t->fd) != sectors) {
+		note("reading back the %lld pages cached after the shift read %lld sectors from the disk",
+		     kept, sectors_read(t->fd) - sectors);
+		failed = 1;
+	}
+	cache_kept += kept;
+out:
+	free(after);
+	free(c->before);
+	c->before = NULL;
+	return failed;
+}
+
 static void model_run(struct target *t)
 {
 	struct rng r = { seed };
@@ -307,7 +422,8 @@ static void model_run(struct target *t)
 	double spent[NKINDS] = { 0 };
 	long long refused = 0, swapped = 0, pswpout = proc_field("/proc/vmstat", "pswpout");
 	long long pswpin = proc_field("/proc/vmstat", "pswpin");
-	char extra[128] = "";
+	struct cache_snap snap = { NULL };
+	char extra[192] = "";
 
 	if (pressure_mib && start_pressure()) {
 		report(model_case(), 0, "EIO", "seed=%llu", seed);
@@ -335,7 +451,8 @@ static void model_run(struct target *t)
 		}
 		if (pressure_mib && i % 20 == 0)
 			swapped += pages_swapped(t, &m);
-		failed = step(t, &m, &op);
+		failed = cache_before(t, &m, &op, &snap) ||
+			 step(t, &m, &op) || cache_after(t, &m, &op, &snap);
 		refused += op.expect == EPERM && op.got == EPERM;
 		remember(&op);
 		count[op.kind]++;
@@ -363,6 +480,9 @@ static void model_run(struct target *t)
 	printf("\n");
 	if (memfd_mode)
 		snprintf(extra, sizeof(extra), " refused_by_seals=%lld", refused);
+	if (keeps_cache)
+		snprintf(extra + strlen(extra), sizeof(extra) - strlen(extra),
+			 " cached_pages_kept=%lld", cache_kept);
 	if (pressure_mib) {
 		if (stop_pressure())
 			failed = 1;
@@ -474,7 +594,7 @@ int main(int argc, char **argv)
 	struct target t;
 	struct timespec ts;
 
-	while ((opt = getopt_long(argc, argv, "d:u:b:f:S:n:c:m:k:x:l:D:J:L:X:T:F:P:a:o:RAw:H:vh",
+	while ((opt = getopt_long(argc, argv, "d:u:b:f:S:n:c:m:k:x:l:D:J:L:X:T:F:P:a:o:RAw:H:Kvh",
 				  longs, NULL)) != -1) {
 		switch (opt) {
 		case 'd': dir = optarg; break;
@@ -502,6 +622,7 @@ int main(int argc, char **argv)
 		case 'w': swap_floor = number(optarg); break;
 		case 'H': memcg_high_kib = number(optarg); break;
 		case 'M': memfd_mode = 1; break;
+		case 'K': keeps_cache = 1; break;
 		case 'v': verbose = 1; break;
 		case 'W': case 'C': mode = opt; break;
 		case 'h': usage(0); break;
