@@ -207,12 +207,27 @@ def targets(cases):
     return out
 
 
+def kernel_build(kernel):
+    """What the .config of KERNEL's build directory says of its speed."""
+    config = os.path.join(os.path.dirname(kernel), '..', '..', '..', '.config')
+    try:
+        with open(config) as f:
+            options = f.read().splitlines()
+    except OSError:
+        return 'a build whose .config is not beside it (debug options unknown)'
+    debug = [o for o in ('KASAN', 'PROVE_LOCKING', 'UBSAN', 'DEBUG_VM')
+             if f'CONFIG_{o}=y' in options]
+    if debug:
+        return (f'a debug build ({", ".join(debug)}), so kernel-side times '
+                f'are inflated and the ratios conservative')
+    return 'a build without KASAN, lockdep, UBSAN or DEBUG_VM'
+
+
 def markdown(cases, fss, args, release, problems):
     md = ['# make bench', '',
           f'Kernel `{args.kernel}` ({release or "did not boot"}) in QEMU '
-          f'x86_64 under TCG (no KVM), one CPU: a debug build (KASAN, '
-          f'lockdep, UBSAN, DEBUG_VM), so kernel-side times are inflated and '
-          f'the ratios conservative.  Every figure is the median (min-max) '
+          f'x86_64 under TCG (no KVM), one CPU: '
+          f'{kernel_build(args.kernel)}.  Every figure is the median (min-max) '
           f'of the repetitions of one boot; each call is followed by fsync '
           f'(not on tmpfs; disks `cache={args.disk_cache}`).  "user/kernel" '
           f'is the ratio of the medians, measured side by side.  Run time '
