@@ -32,7 +32,7 @@ endif
 # Debian packages the targets need, besides the pinned kernel source.
 PACKAGES := qemu-system-x86 python3 python3-docutils python3-ply python3-git gcc make flex bison bc \
 	libelf-dev libssl-dev cpio xz-utils ccache sparse git perl \
-	busybox-static xfsprogs e2fsprogs f2fs-tools dosfstools util-linux \
+	busybox-static xfsprogs e2fsprogs f2fs-tools dosfstools util-linux procps \
 	libc6-dev seabios gnuplot-nox gcc-aarch64-linux-gnu qemu-system-arm
 
 # make vmtest boots the kernel `make kunit` built (kconfig/guest.config is
@@ -87,17 +87,19 @@ BASE_KERNEL := $(BASE_DIR)/arch/x86/boot/bzImage
 QUICK ?=
 SIZES ?=
 
-CHECK_STAGES := checkpatch prefixes docs mutants-apply verdicts cover
+CHECK_STAGES := checkpatch prefixes docs mutants-apply verdicts tree-selftest cover
 TEST_STAGES  := kunit vmtest crashtest crashreplay $(CHECK_STAGES)
-# The stages whose figures the cover letter quotes: all but its own check.
-COVER_STAGES := $(filter-out cover,$(TEST_STAGES))
+# The stages whose figures the cover letter quotes: all but its own check
+# and the self-test of the project's tree tools, which tests no kernel code.
+COVER_STAGES := $(filter-out cover tree-selftest,$(TEST_STAGES))
 COVER_LETTER := patches/0000-cover-letter.patch
 
 .PHONY: help test-space deps tree export cover-letter kunit vmtest crashtest crashreplay bench bench-kernel bench-base-kernel check $(CHECK_STAGES) mutants test clean distclean
 
 help:
 	@echo 'make deps       install the Debian packages (pinned $(KERNEL_PKG) $(KERNEL_VERSION))'
-	@echo 'make tree       extract the pinned kernel into $(TREE) and apply patches/series'
+	@echo 'make tree       extract the pinned kernel into $(TREE) and apply patches/series; keeps edits and'
+	@echo '                unexported commits, stops if patches/ changed under them (FORCE=1: reset)'
 	@echo 'make export     write the commits of $(TREE) (base..HEAD) back to patches/'
 	@echo 'make cover-letter  write $(COVER_LETTER) from docs/cover-letter.txt and the last runs'"'"' figures'
 	@echo 'make kunit      build the series kernel (debug config) and run every KUnit suite in QEMU x86_64'
@@ -111,12 +113,14 @@ help:
 	@echo '                then the tmpfs fill path (faults, writes, hole reads) with and without the series'
 	@echo 'make bench-kernel  build the series without debug options, for make bench KERNEL=$(BENCH_KERNEL)'
 	@echo 'make bench-base-kernel  the same kernel without the series (make bench compares their tmpfs fill path)'
-	@echo 'make check      checkpatch, prefix builds (W=1, sparse), docs, mutants-apply, verdicts and cover: the six below'
+	@echo 'make check      checkpatch, prefix builds (W=1, sparse), docs, mutants-apply, verdicts, tree-selftest'
+	@echo '                and cover: the seven below'
 	@echo 'make checkpatch checkpatch.pl --strict on every patch'
 	@echo 'make prefixes   every prefix of the series builds its touched objects W=1 and sparse clean'
 	@echo 'make docs       docs/design.rst renders without a docutils warning'
 	@echo 'make mutants-apply  every kunit/mutants/*.patch applies to the series tree (git apply --check)'
 	@echo 'make verdicts   tools/vmtest/vmtest-report.py fails each way a made-up guest run can go wrong'
+	@echo 'make tree-selftest  make tree, make export and an interrupted make mutants on a toy tree keep work'
 	@echo 'make cover      the cover letter lists every patch of the series and quotes the last runs exactly'
 	@echo 'make mutants    every kunit/mutants/*.patch must be killed by the suites it names'
 	@echo 'make test       deps + tree + kunit + vmtest + crashtest (3 runs) + crashreplay (1200 operations, 100 states each) + check: one "test: N passed, ..." line'
@@ -124,10 +128,10 @@ help:
 	@echo 'make distclean  remove build/ entirely'
 
 deps:
-	@tools/tree/deps.sh $(KERNEL_PKG) $(KERNEL_VERSION) $(PACKAGES)
+	@tools/lib/timed.sh deps tools/tree/deps.sh $(KERNEL_PKG) $(KERNEL_VERSION) $(PACKAGES)
 
 tree:
-	@tools/tree/tree.sh $(KERNEL_TARBALL) $(TREE) patches
+	@FORCE="$(FORCE)" tools/lib/timed.sh tree tools/tree/tree.sh $(KERNEL_TARBALL) $(TREE) patches
 
 export:
 	@tools/tree/export.sh $(TREE) patches
@@ -182,6 +186,9 @@ cover:
 verdicts:
 	@tools/lib/stage.sh verdicts tools/vmtest/check_vmtest_report.py
 
+tree-selftest:
+	@tools/lib/stage.sh tree-selftest tools/tree/test_tree.sh
+
 mutants: tree
 	@tools/kunit/mutants.sh $(TREE) $(KUNIT_DIR) "$(FRAGMENTS)" $(MUTANTS)
 
@@ -194,7 +201,7 @@ test-space:
 	@tools/lib/disk_space.sh test build $(TEST_DISK_GIB)
 
 test: test-space deps tree
-	@MAKE="$(MAKE)" COUNT=$(TEST_CRASH_COUNT) OPS=$(TEST_REPLAY_OPS) MODE=flush \
+	@MAKE="$(MAKE)" TIMED_BEFORE=deps,tree COUNT=$(TEST_CRASH_COUNT) OPS=$(TEST_REPLAY_OPS) MODE=flush \
 		CRASHREPLAY_STATES=$(TEST_REPLAY_STATES) \
 		tools/lib/run_stages.sh test $(TEST_STAGES)
 

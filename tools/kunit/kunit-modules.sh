@@ -13,6 +13,7 @@
 set -eu
 
 tree=$(realpath "$1")
+build_arg=$2
 build=$(realpath -m "$2")
 out=$(realpath -m "$3")
 suites=$4
@@ -45,12 +46,14 @@ if [ -n "$missing" ]; then
 fi
 
 echo "kunit-modules: building the kernel and modules ($(nproc) jobs)"
+start=$(date +%s)
 kmake -j"$(nproc)" bzImage modules >"$build/build.log" 2>&1 || {
 	tail -n 30 "$build/build.log"
 	echo "kunit-modules: ERROR: the build failed ($build/build.log)"
 	echo "kunit-modules: 0 passed, 1 failed, 0 skipped"
 	exit 1
 }
+echo "kunit-modules: time of the kernel build ($build_arg): $(($(date +%s) - start)) s"
 
 stage=$build/initramfs.d
 rm -rf "$stage"
@@ -75,11 +78,13 @@ echo "kunit-modules: loading $(tr '\n' ' ' <"$stage/etc/kunit-modules")in QEMU x
 
 console=$build/console.log
 rc=0
+start=$(date +%s)
 timeout "$timeout" qemu-system-x86_64 -nodefaults -machine pc -m 2048 \
 	-kernel "$build/arch/x86/boot/bzImage" \
 	-initrd "$build/initramfs.cpio.gz" \
 	-append "console=ttyS0 rdinit=/init panic=-1 rcupdate.rcu_cpu_stall_timeout=300" \
 	-no-reboot -nographic -serial stdio >"$console" 2>&1 </dev/null || rc=$?
+echo "kunit-modules: time of the QEMU run ($build_arg): $(($(date +%s) - start)) s"
 [ "$rc" = 124 ] && echo "kunit-modules: the guest timed out after $timeout s"
 
 guest_rc=0

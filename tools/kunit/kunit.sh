@@ -16,6 +16,7 @@
 set -eu
 
 tree=$(realpath "$1")
+build_arg=$2
 build_dir=$(realpath -m "$2")
 json=$(realpath -m "$3")
 filter=$4
@@ -50,4 +51,11 @@ set -- --arch="$arch" --build_dir "$build_dir" $fragments \
 
 echo "kunit: building in $build_dir and running in QEMU $arch (TCG)"
 # kunit.py exits non-zero on any failure; the report below gives the verdict.
-/usr/bin/python3 "$tree/tools/testing/kunit/kunit.py" run "$@" || true
+PYTHONUNBUFFERED=1 /usr/bin/python3 "$tree/tools/testing/kunit/kunit.py" run "$@" 2>&1 |
+	tee "$build_dir/kunit.py.log" || true
+# The times kunit.py measured, in the form tools/lib/summary.py tabulates.
+sed -n 's/.*Elapsed time: [0-9.]*s total, [0-9.]*s configuring, \([0-9]*\)[0-9.]*s building, \([0-9]*\)[0-9.]*s running$/\1 \2/p' \
+	"$build_dir/kunit.py.log" | while read -r build run; do
+	echo "kunit: time of the kernel build ($build_arg): $build s"
+	echo "kunit: time of the QEMU run ($build_arg): $run s"
+done

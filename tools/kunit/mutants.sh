@@ -51,12 +51,16 @@ survived=0
 errors=0
 applied=""
 
+# tools/tree/mutant.sh leaves a marker while a mutant is applied, so that
+# a run killed before its trap (SIGKILL, a crash) is cleaned up by the
+# next run or `make tree`: exactly that mutant is reverted.
 revert() {
-	[ -n "$applied" ] && git -C "$tree" apply -R "$applied"
+	[ -n "$applied" ] && "$top/tools/tree/mutant.sh" revert "$tree"
 	applied=""
 }
 trap revert EXIT
 trap 'exit 130' INT TERM
+"$top/tools/tree/mutant.sh" recover "$tree"
 
 header() {
 	sed -n "s/^$1: //p" "$2"
@@ -238,7 +242,7 @@ for m in "$@"; do
 		errors=$((errors + 1))
 		continue
 	fi
-	git -C "$tree" apply "$m"
+	"$top/tools/tree/mutant.sh" apply "$tree" "$m"
 	applied=$m
 	if ! run_kunit "$name" "${suites:-vfs_fallocate}"; then
 		revert

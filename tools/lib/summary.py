@@ -3,16 +3,22 @@
 
 Each stage NAME left build/logs/NAME.log ending in a line
 "NAME: N passed, N failed, N skipped" and its exit status in
-build/logs/NAME.rc (tools/lib/stage.sh).  Prints "TOTAL: N passed, N failed,
-N skipped" and exits 1 if any stage failed, exited non-zero or gave no
-result line; such a stage counts as one failure.
+build/logs/NAME.rc (tools/lib/stage.sh).  Prints a table of the stages'
+wall times (build/logs/NAME.time, tools/lib/timed.sh), with the times a
+stage's log names in lines "WHO: time of WHAT: N s" (the kernel builds of
+kunit) under it, then "TOTAL: N passed, N failed, N skipped"; exits 1 if
+any stage failed, exited non-zero or gave no result line; such a stage
+counts as one failure.  --timed-before NAME,... puts the times of steps
+run before the stages (make test's deps and tree) at the head of the
+table.
 
-usage: tools/lib/summary.py TOTAL STAGE...
+usage: tools/lib/summary.py [--timed-before NAME,...] TOTAL STAGE...
 """
 import re
 import sys
 
 RESULT = re.compile(r'^([\w-]+): (\d+) passed, (\d+) failed(?:, (\d+) skipped)?$')
+PART_TIME = re.compile(r'^[\w-]+: time of (.+): (\d+) s$')
 
 
 def last_result(path, name):
@@ -42,8 +48,52 @@ def stage_result(name):
     return counts, rc
 
 
+def minutes(secs):
+    return f'{secs // 60:3d} min {secs % 60:2d} s'
+
+
+def stage_time(name):
+    """The wall time of the stage @name in seconds, None if not recorded."""
+    try:
+        with open(f'build/logs/{name}.time') as f:
+            return int(f.read().strip())
+    except (OSError, ValueError):
+        return None
+
+
+def part_times(name):
+    """The (what, seconds) pairs the log of the stage @name reports."""
+    try:
+        with open(f'build/logs/{name}.log', errors='replace') as f:
+            return [(m.group(1), int(m.group(2)))
+                    for m in map(PART_TIME.match, f) if m]
+    except OSError:
+        return []
+
+
+def print_times(total_name, names):
+    print(f'{total_name}: wall time of each stage:')
+    width = max(len(n) for n in names) + 2
+    total = 0
+    for name in names:
+        secs = stage_time(name)
+        if secs is None:
+            print(f'{total_name}:   {name:<{width}} not timed')
+            continue
+        total += secs
+        print(f'{total_name}:   {name:<{width}}{minutes(secs)}')
+        for what, part in part_times(name):
+            print(f'{total_name}:     {what}: {minutes(part).strip()}')
+    print(f'{total_name}:   {"all":<{width}}{minutes(total)}')
+
+
 def main():
-    total_name, stages = sys.argv[1], sys.argv[2:]
+    args = sys.argv[1:]
+    before = []
+    if args[:1] == ['--timed-before']:
+        before, args = [n for n in args[1].split(',') if n], args[2:]
+    total_name, stages = args[0], args[1:]
+    print_times(total_name, before + stages)
     total, bad = [0, 0, 0], False
     for name in stages:
         counts, rc = stage_result(name)

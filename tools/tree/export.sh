@@ -27,6 +27,8 @@ find "$patches" -maxdepth 1 -name '*.patch' ! -name 0000-cover-letter.patch -del
 	done
 } >"$patches/series.new"
 mv "$patches/series.new" "$patches/series"
-# The tree now matches patches/: record that so `make tree` keeps it.
+# The tree now matches patches/: record that, and the commit it stands
+# at, so that `make tree` keeps it and counts only later work as unsaved.
 "$(dirname "$0")/series_hash.sh" "$patches" >"$tree/.git/series.sha256"
+git -C "$tree" rev-parse HEAD >"$tree/.git/series.head"
 echo "export: $(grep -v '^#' "$patches/series" | grep -vc '^0000-cover-letter') patches in $patches"

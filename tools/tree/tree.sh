@@ -1,16 +1,25 @@
 #!/bin/sh
 # Lay out the kernel tree: extract the pinned linux-source tarball into
-# build/linux, commit it as the base of a throwaway git repository and apply
-# patches/series on top with git am.  The tree is re-made from the base
-# whenever anything in patches/ changed since the last application, or the
-# tree has uncommitted changes (an interrupted mutant run, a hand edit).
+# build/linux, commit it as the base of a git repository and apply
+# patches/series on top with git am.  Work in the tree is never thrown
+# away unasked:
+#  - a mutant that an interrupted `make mutants` left applied is reverted,
+#    and nothing else (tools/tree/mutant.sh recover);
+#  - while patches/ is as it was when the tree last matched it (applied
+#    or exported), the tree is built as it stands, with any commits and
+#    edits beyond patches/ (tools/tree/local_work.sh lists them);
+#  - when patches/ changed and the tree holds such work, it stops, names
+#    the work and the two ways on: `make export` keeps it, FORCE=1 drops it;
+#  - otherwise, or with FORCE=1, it resets to base and applies patches/.
 #
 # usage: tools/tree/tree.sh TARBALL TREE_DIR PATCH_DIR
+# Environment: FORCE=1 resets the tree over any work in it.
 set -eu
 
 tarball=$1
 tree=$2
 patches=$3
+tools=$(dirname "$0")
 
 git_tree() {
 	git -C "$tree" -c user.name=collapse-range-tree \
@@ -40,19 +49,40 @@ if ! git_tree rev-parse -q --verify refs/tags/base >/dev/null 2>&1; then
 	git_tree tag base
 fi
 
-want=$("$(dirname "$0")/series_hash.sh" "$patches")
+"$tools/mutant.sh" recover "$tree"
+
+want=$("$tools/series_hash.sh" "$patches")
 stamp="$tree/.git/series.sha256"
 have=$(cat "$stamp" 2>/dev/null || true)
+work=$("$tools/local_work.sh" "$tree" "$patches")
+commits=$(printf '%s' "$work" | grep -c '^commit ' || true)
+files=$(printf '%s' "$work" | grep -c '^file ' || true)
 
-if [ "$want" = "$have" ] && [ -z "$(git_tree status --porcelain)" ]; then
-	echo "tree: $tree is up to date with patches/series"
+if [ "$want" = "$have" ]; then
+	if [ -z "$work" ]; then
+		echo "tree: $tree is up to date with patches/series"
+	else
+		plural() { [ "$1" = 1 ] && echo "$1 $2" || echo "$1 $2s"; }
+		echo "tree: $tree has $(plural "$commits" commit) and $(plural "$files" "edited file") beyond patches/: building them; 'make export' saves them"
+	fi
 	exit 0
 fi
 
+if [ -n "$work" ] && [ "${FORCE:-}" != 1 ]; then
+	{
+		echo "tree: patches/ changed since $tree was made, and the tree holds work patches/ does not:"
+		printf '%s\n' "$work" | sed 's/^/tree:   /'
+		echo "tree: nothing was changed.  Either keep the work: commit the edits in $tree and"
+		echo "tree: 'make export' (patches/ then holds it; merge it with the change to patches/),"
+		echo "tree: or throw the work away and apply patches/: 'make tree FORCE=1'."
+	} >&2
+	exit 1
+fi
+
 echo "tree: resetting $tree to base and applying patches/series"
-rm -f "$stamp"
+rm -f "$stamp" "$tree/.git/series.head"
 git_tree am --abort >/dev/null 2>&1 || true
-git_tree checkout -q --detach base
+git_tree checkout -q -f --detach base
 git_tree reset -q --hard base
 git_tree clean -q -fdx
 sed -e '/^#/d' -e '/^$/d' "$patches/series" | while read -r p; do
@@ -69,3 +99,4 @@ sed -e '/^#/d' -e '/^$/d' "$patches/series" | while read -r p; do
 	echo "tree:   applied $p"
 done
 echo "$want" >"$stamp"
+git_tree rev-parse HEAD >"$tree/.git/series.head"
