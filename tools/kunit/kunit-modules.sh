@@ -9,7 +9,9 @@
 # usage: tools/kunit/kunit-modules.sh TREE BUILD_DIR OUT SUITES FRAGMENT...
 # SUITES: the suites the run must hold.  Writes OUT.json, OUT-console.log,
 # OUT.ktap and OUT-cases.txt, like tools/kunit/kunit-stage.sh.
-# Environment: KUNIT_TIMEOUT (seconds for the guest, default 1500).
+# Environment: KUNIT_TIMEOUT (seconds for the guest, default 1500);
+# KUNIT_MODULES_SEED, the build directory of the built-in kernel
+# (make kunit's build/kunit), whose objects a first build starts from.
 set -eu
 
 tree=$(realpath "$1")
@@ -30,6 +32,16 @@ kmake() {
 	make -C "$tree" O="$build" ARCH=x86_64 CC="ccache gcc" "$@"
 }
 
+# The two kernels differ only in the options kconfig/kunit-modules.config
+# sets: a first build starts from a copy of the built-in kernel's build
+# directory, and Kbuild rebuilds only the objects whose command line or
+# options changed (fixdep records each object's CONFIG_ dependencies),
+# instead of compiling the whole kernel a second time.
+seed=${KUNIT_MODULES_SEED:-}
+if [ ! -f "$build/.config" ] && [ -n "$seed" ] && [ -f "$seed/vmlinux" ]; then
+	echo "kunit-modules: starting from a copy of $seed"
+	cp -a "$seed/." "$build/"
+fi
 echo "kunit-modules: configuring $build"
 cat "$@" >"$build/.config"
 kmake olddefconfig >"$build/olddefconfig.log" 2>&1

@@ -71,7 +71,7 @@ if [ "$events" -eq 0 ]; then
 fi
 
 # shellcheck disable=SC2086 # $suites is a list of names
-tools/kunit/kunit-modules.sh "$tree" "$build-modules" "$out-modules" \
+KUNIT_MODULES_SEED=$build tools/kunit/kunit-modules.sh "$tree" "$build-modules" "$out-modules" \
 	"$(echo $suites | tr ' ' '\n' | grep -vxF -f kunit/builtin-only | tr '\n' ' ')" \
 	"$@" kconfig/kunit-modules.config >"$out-modules.verdict" || rc=1
 cat "$out-modules.verdict"
