@@ -94,7 +94,7 @@ TEST_STAGES  := kunit vmtest crashtest crashreplay $(CHECK_STAGES)
 COVER_STAGES := $(filter-out cover tree-selftest,$(TEST_STAGES))
 COVER_LETTER := patches/0000-cover-letter.patch
 
-.PHONY: help test-space deps tree export cover-letter kunit vmtest crashtest crashreplay bench bench-kernel bench-base-kernel check $(CHECK_STAGES) mutants test clean distclean
+.PHONY: help test-clock test-space deps tree export cover-letter kunit vmtest crashtest crashreplay bench bench-kernel bench-base-kernel check $(CHECK_STAGES) mutants test clean distclean
 
 help:
 	@echo 'make deps       install the Debian packages (pinned $(KERNEL_PKG) $(KERNEL_VERSION))'
@@ -200,7 +200,12 @@ TEST_DISK_GIB := 8
 test-space:
 	@tools/lib/disk_space.sh test build $(TEST_DISK_GIB)
 
-test: test-space deps tree
+# The table of times at the end of make test starts empty: each step adds
+# its time to build/logs/NAME.time (tools/lib/timed.sh).
+test-clock:
+	@mkdir -p build/logs && rm -f build/logs/*.time
+
+test: test-clock test-space deps tree
 	@MAKE="$(MAKE)" TIMED_BEFORE=deps,tree COUNT=$(TEST_CRASH_COUNT) OPS=$(TEST_REPLAY_OPS) MODE=flush \
 		CRASHREPLAY_STATES=$(TEST_REPLAY_STATES) \
 		tools/lib/run_stages.sh test $(TEST_STAGES)

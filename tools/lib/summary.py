@@ -53,10 +53,11 @@ def minutes(secs):
 
 
 def stage_time(name):
-    """The wall time of the stage @name in seconds, None if not recorded."""
+    """The wall time of the stage @name in seconds, summed over its runs
+    (a line each), None if not recorded."""
     try:
         with open(f'build/logs/{name}.time') as f:
-            return int(f.read().strip())
+            return sum(int(line) for line in f if line.strip())
     except (OSError, ValueError):
         return None
 
