@@ -21,6 +21,11 @@ tree=$2
 patches=$3
 tools=$(dirname "$0")
 
+# "1 commit", "2 commits".
+plural() {
+	[ "$1" = 1 ] && echo "$1 $2" || echo "$1 $2s"
+}
+
 git_tree() {
 	git -C "$tree" -c user.name=collapse-range-tree \
 		-c user.email=tree@collapse-range.invalid "$@"
@@ -62,7 +67,6 @@ if [ "$want" = "$have" ]; then
 	if [ -z "$work" ]; then
 		echo "tree: $tree is up to date with patches/series"
 	else
-		plural() { [ "$1" = 1 ] && echo "$1 $2" || echo "$1 $2s"; }
 		echo "tree: $tree has $(plural "$commits" commit) and $(plural "$files" "edited file") beyond patches/: building them; 'make export' saves them"
 	fi
 	exit 0
