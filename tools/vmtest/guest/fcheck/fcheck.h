@@ -17,6 +17,8 @@
  *              stale blocks
  *   mapping.c  a shared mapping, the page cache kept, userfaultfd
  *   race.c     stores and reads racing a shift
+ *   readers.c  the reader classes of the racing reads: pread, splice,
+ *              sendfile, copy_file_range, O_DIRECT and io_uring
  *   pageout.c  small pages, huge and mTHP folios paged out
  *   shmem.c    a SysV segment, the memory cgroup's charge
  *   reflink.c  a file sharing its extents with a clone
@@ -98,6 +100,25 @@ unsigned char *build_mapped(const char *name, const char *layout,
 unsigned char *build_written(const char *name, long long size,
 			     int prot, struct model *m, int *fd,
 			     long long *overhead);
+
+/* readers.c: a thread reading one window in a loop, one reader class. */
+enum reader_how {
+	BY_PREAD, BY_SPLICE, BY_SENDFILE, BY_COPY_RANGE, BY_DIRECT,
+	BY_IO_URING, NR_READERS
+};
+#define READ_STATES	3
+struct reader {
+	enum reader_how how;
+	int fd;
+	long long off, len;	/* the window read, across every EOF */
+	volatile int *stop;
+	const struct model *states[READ_STATES];
+	long long reads, wrong;
+	int setup_errno;
+	char first[200];
+};
+extern const char *const reader_name[NR_READERS];
+void *read_loop(void *arg);
 
 /* The cases, in the order main() runs them. */
 void run_shift_cases(void);
