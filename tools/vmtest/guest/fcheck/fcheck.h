@@ -112,8 +112,9 @@ struct reader {
 	int fd;
 	long long off, len;	/* the window read, across every EOF */
 	volatile int *stop;
+	volatile long *shifts;	/* odd while a shift call runs */
 	const struct model *states[READ_STATES];
-	long long reads, wrong;
+	long long reads, wrong, overlapped;
 	int setup_errno;
 	char first[200];
 };

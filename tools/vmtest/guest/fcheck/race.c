@@ -176,6 +176,7 @@ void case_read_during_shift(int mode, const char *name)
 	struct reader r[NR_READERS] = { 0 };
 	pthread_t th[NR_READERS];
 	int fd, answer = 0, round, how;
+	volatile long shifts = 0;
 	volatile int stop = 0;
 	unsigned char *map;
 	double start;
@@ -200,21 +201,24 @@ void case_read_during_shift(int mode, const char *name)
 	for (how = 0; how < NR_READERS; how++) {
 		r[how] = (struct reader){ .how = how, .off = size - 2 * len,
 					  .len = 4 * len, .stop = &stop,
+					  .shifts = &shifts,
 					  .states = { &m, &once, &back } };
 		pthread_create(&th[how], NULL, read_loop, &r[how]);
 	}
 	start = now();
 	for (round = 0; race_more(round, start) && !answer; round++) {
 		usleep(2000);
+		shifts++;
 		answer = xfallocate(fd, round % 2 ? other : mode, off, len);
+		shifts++;
 	}
 	usleep(2000);
 	stop = 1;
-	printf("# %s: reads racing the shifts:", name);
+	printf("# %s: reads (overlapping a shift):", name);
 	for (how = 0; how < NR_READERS; how++) {
 		pthread_join(th[how], NULL);
-		printf(" %s %lld%s", reader_name[how], r[how].reads,
-		       how + 1 < NR_READERS ? "," : "\n");
+		printf(" %s %lld (%lld)%s", reader_name[how], r[how].reads,
+		       r[how].overlapped, how + 1 < NR_READERS ? "," : "\n");
 		if (r[how].setup_errno)
 			fail("%s reader: %s", reader_name[how],
 			     ename(r[how].setup_errno));
