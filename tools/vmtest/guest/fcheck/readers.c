@@ -56,21 +56,19 @@ const char *const reader_name[NR_READERS] = {
 /* How long a request may take before the reader calls it lost (s). */
 #define URING_TIMEOUT	20
 
-/* Are the @n bytes read at @off what the file @m holds there? */
-static int is_state(const unsigned char *buf, long long off, long long len,
-		    long long n, const struct model *m)
-{
-	long long want = m->size - off < len ? m->size - off : len;
-
-	if (want < 0)
-		want = 0;
-	return n == want && !memcmp(buf, m->data + off, n);
-}
-
 /* The end of a read of [@off, @off + @len) of the file @m. */
 static long long read_end(const struct model *m, long long off, long long len)
 {
 	return m->size < off + len ? m->size : off + len;
+}
+
+/* Are the @n bytes read at @off what the file @m holds there? */
+static int is_state(const unsigned char *buf, long long off, long long len,
+		    long long n, const struct model *m)
+{
+	long long want = read_end(m, off, len) - off;
+
+	return n == (want < 0 ? 0 : want) && !memcmp(buf, m->data + off, n);
 }
 
 /* Does a read of [@off, @off + @len) of some state end at @end? */
