@@ -313,9 +313,13 @@ static const char *model_case(void)
  * its own blocks), and a moved folio loses the per-block state of its
  * buffer heads, so reading it back after the shift may rightly read the
  * disk.  Before every other such shift (even operation numbers: the seeded
- * stream is not touched) the cached pages are therefore read first, which
- * makes them uptodate, and reading them back afterwards must then read no
- * sector from the disk; the odd ones move folios as the run left them.
+ * stream is not touched) the cached pages are therefore made uptodate
+ * first, and reading them back afterwards must then read no sector from
+ * the disk; the odd ones move folios as the run left them.  A load through
+ * the mapping does that: a fault reads the whole of a folio that is not
+ * uptodate.  read(2) does not: it copies from a folio whose blocks in the
+ * range read are uptodate (->is_partially_uptodate()) and leaves it so,
+ * as for the page at EOF, of which it reads only the part before EOF.
  */
 struct cache_snap {
 	unsigned char *before;
@@ -358,6 +362,8 @@ static int cached_pages(struct target *t, long long pages, unsigned char *vec)
 static int cache_before(struct target *t, const struct state *m,
 			const struct op *op, struct cache_snap *c)
 {
+	long long i;
+
 	c->shift = keeps_cache && op->expect == 0 &&
 		   (op->kind == K_COLLAPSE || op->kind == K_INSERT) &&
 		   op->off % pagesz == 0 && op->len % pagesz == 0;
@@ -368,8 +374,13 @@ static int cache_before(struct target *t, const struct state *m,
 	c->read_first = op->n % 2 == 0;
 	if (cached_pages(t, c->pages, c->before))
 		return -1;
-	return c->read_first ? read_cached(t, m, c->before, c->pages,
-					   "a cached page before the shift") : 0;
+	if (!c->read_first)
+		return 0;
+	for (i = 0; i < c->pages; i++)
+		if (c->before[i] & 1)
+			(void)*(volatile unsigned char *)(t->map + i * pagesz);
+	return read_cached(t, m, c->before, c->pages,
+			   "a cached page before the shift");
 }
 
 /* A cached page's index after the shift @op, or -1 if it was collapsed. */
