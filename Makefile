@@ -201,12 +201,14 @@ test-space:
 	@tools/lib/disk_space.sh test build $(TEST_DISK_GIB)
 
 # The table of times at the end of make test starts empty: each step adds
-# its time to build/logs/NAME.time (tools/lib/timed.sh).
+# its time to build/logs/NAME.time (tools/lib/timed.sh).  The run's id in
+# build/logs/test.run heads each of its stage logs (tools/lib/stage.sh), so
+# make cover-letter quotes only the stages of the last make test.
 test-clock:
-	@mkdir -p build/logs && rm -f build/logs/*.time
+	@mkdir -p build/logs && rm -f build/logs/*.time && date +%s >build/logs/test.run
 
 test: test-clock test-space deps tree
-	@MAKE="$(MAKE)" TIMED_BEFORE=deps,tree COUNT=$(TEST_CRASH_COUNT) OPS=$(TEST_REPLAY_OPS) MODE=flush \
+	@MAKE="$(MAKE)" TEST_RUN=$$(cat build/logs/test.run) TIMED_BEFORE=deps,tree COUNT=$(TEST_CRASH_COUNT) OPS=$(TEST_REPLAY_OPS) MODE=flush \
 		CRASHREPLAY_STATES=$(TEST_REPLAY_STATES) \
 		tools/lib/run_stages.sh test $(TEST_STAGES)
 

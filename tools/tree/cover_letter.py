@@ -14,8 +14,10 @@ runs, never typed by hand:
                          (the name in capitals, "-" as "_")
   @BENCH_HEADLINE@       the 64 MiB lines of HEADLINE (make bench)
 
-A stage without a log or a result line fails the script: the letter
-reports only runs that happened.  tools/check/check_cover_letter.py
+A stage without a log or a result line fails the script, and so does a
+log that is not from the last make test (its first line names the run of
+LOGS/test.run, tools/lib/stage.sh): the letter reports only the stages of
+one whole run, never a make kunit SUITES=... made since.  tools/check/check_cover_letter.py
 checks the letter against the series and the logs.
 """
 
@@ -31,9 +33,18 @@ sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)),
 from summary import last_result  # noqa: E402
 
 
-def result_line(logs, stage):
-    """The last "STAGE: N passed, N failed, N skipped" line of its log."""
+def result_line(logs, stage, run):
+    """The last "STAGE: N passed, N failed, N skipped" line of its log,
+    which make test run @run wrote."""
     path = os.path.join(logs, f'{stage}.log')
+    try:
+        with open(path, errors='replace') as f:
+            first = f.readline().strip()
+    except OSError:
+        first = ''
+    if first != f'{stage}: a stage of make test run {run}':
+        sys.exit(f'cover_letter: {path} is not from the last make test '
+                 f'(run {run}): run make test, then make cover-letter')
     line, counts = last_result(path, stage)
     if line is None:
         sys.exit(f'cover_letter: no result line of {stage} in {path}')
@@ -50,10 +61,15 @@ def main():
         sys.exit(f'cover_letter: {template} must start with "SUBJECT: "')
     title = first[len('SUBJECT: '):].strip()
 
+    try:
+        with open(os.path.join(logs, 'test.run')) as f:
+            run = f.read().strip()
+    except OSError:
+        sys.exit(f'cover_letter: no {logs}/test.run: run make test first')
     total = [0, 0, 0]
     fill = {}
     for stage in stages:
-        line, counts = result_line(logs, stage)
+        line, counts = result_line(logs, stage, run)
         total = [a + b for a, b in zip(total, counts)]
         fill[f'@{stage.upper().replace("-", "_")}_SUMMARY@'] = f'  {line}'
     fill['@TEST_SUMMARY@'] = (f'  test: {total[0]} passed, {total[1]} failed, '
