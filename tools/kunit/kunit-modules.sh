@@ -91,7 +91,7 @@ echo "kunit-modules: loading $(tr '\n' ' ' <"$stage/etc/kunit-modules")in QEMU x
 console=$build/console.log
 rc=0
 start=$(date +%s)
-timeout "$timeout" qemu-system-x86_64 -nodefaults -machine pc -m 2048 \
+timeout "$timeout" qemu-system-x86_64 -nodefaults -machine pc -m 2048 -smp 2 \
 	-kernel "$build/arch/x86/boot/bzImage" \
 	-initrd "$build/initramfs.cpio.gz" \
 	-append "console=ttyS0 rdinit=/init panic=-1 rcupdate.rcu_cpu_stall_timeout=300" \

@@ -12,7 +12,8 @@
 # TCG runs the guest tens of times slower than hardware, and slower still
 # while the host builds: the RCU stall detector's 21 s default then reports
 # starved kthreads that are only emulation.  It gets its maximum, 300 s;
-# a real hang still ends in kunit.py's timeout and fails the run.
+# a real hang still ends in kunit.py's timeout and fails the run.  The
+# guest has two CPUs (kconfig/debug.config: SMP, full preemption).
 set -eu
 
 tree=$(realpath "$1")
@@ -44,7 +45,7 @@ esac
 # shellcheck disable=SC2086 # $fragments is a list of options
 set -- --arch="$arch" --build_dir "$build_dir" $fragments \
 	--make_options "CC=ccache ${cross}gcc" --jobs "$(nproc)" \
-	--kernel_args rcupdate.rcu_cpu_stall_timeout=300 \
+	--kernel_args rcupdate.rcu_cpu_stall_timeout=300 --qemu_args '-smp 2' \
 	--timeout "${KUNIT_TIMEOUT:-1500}" --json="$json"
 [ -n "$cross" ] && set -- "$@" --cross_compile="$cross"
 [ -n "$filter" ] && set -- "$@" "$filter"

@@ -9,8 +9,9 @@
 
 #include "fsmodel.h"
 
-static const char *const access_names[] = {
-	"pread", "pwrite", "mread", "mstore", "lseek"
+const char *const access_names[NR_ACCESS_KINDS] = {
+	"pread", "pwrite", "mread", "mstore", "lseek", "splice", "sendfile",
+	"copy_file_range", "preadv2(RWF_NOWAIT)", "io_uring read"
 };
 
 /* The outcome classes (fsmodel.h): their names, for -a, and their cases. */
@@ -207,7 +208,8 @@ static void tally_access(struct tally *t, enum access_kind kind, int d0, int s1)
 	t->accesses++;
 	if (d0 || !s1)
 		return;
-	t->reads += kind == A_PREAD;
+	t->by_kind[kind]++;
+	t->reads += IS_READ(kind);
 	t->loads += kind == A_MREAD;
 	t->seeks += kind == A_SEEK;
 }
@@ -334,8 +336,12 @@ prune:
 			c->alive[idx[k]] = 0;
 }
 
+/*
+ * Make @a on @t into @buf (@opn names a write's data); the reader classes
+ * of conc_readers.c read through @rd's pipe, targets and ring.
+ */
 static int access_one(struct target *t, struct access *a, uint64_t opn,
-		      unsigned char *buf)
+		      unsigned char *buf, struct reader *rd)
 {
 	long long i;
 	uint64_t w;
@@ -399,6 +405,8 @@ static int access_one(struct target *t, struct access *a, uint64_t opn,
 		if (a->got < 0)
 			a->got = -ENXIO;
 		break;
+	default:
+		return read_by(rd, t, a, buf);
 	}
 	return 0;
 }
@@ -423,7 +431,8 @@ void access_round(struct conc *c)
 			if (d0)
 				c->alive[0] = 0;
 		}
-		if (access_one(&c->t, a, c->round * MAX_ACCESSES + i, c->buf))
+		if (access_one(&c->t, a, c->round * MAX_ACCESSES + i, c->buf,
+			       NULL))
 			goto failed;
 		s1 = is_set(&c->started);
 		/* The shift comes after this access: no cut so far holds. */
@@ -439,7 +448,7 @@ void access_round(struct conc *c)
 		else if (a->kind == A_MSTORE)
 			apply_write(c, a->off, c->buf, 8);
 		else
-			judge_read(c, a, i, a->kind == A_PREAD ? pagesz : 8);
+			judge_read(c, a, i, IS_READ(a->kind) ? pagesz : 8);
 	}
 	return;
 failed:
@@ -449,12 +458,18 @@ failed:
 
 /*
  * The second part: a reader's next access, aimed at the part of the file
- * that moves (from the shift's offset on) three times in four: a pread of
- * up to READ_PAGES pages, a run of loads through the mapping inside the
- * part that exists before and after the shift, or SEEK_DATA or SEEK_HOLE.
+ * that moves (from the shift's offset on) three times in four: a read of
+ * up to READ_PAGES pages by one of the six classes (pread and those of
+ * conc_readers.c), a run of loads through the mapping inside the part that
+ * exists before and after the shift, or SEEK_DATA or SEEK_HOLE.
  */
 static void plan_read(struct conc *c, struct rng *r, struct access *a)
 {
+	/* The splice family twice as often: see READERS. */
+	static const enum access_kind classes[] = {
+		A_PREAD, A_NOWAIT, A_URING, A_SPLICE, A_SENDFILE, A_COPY,
+		A_SPLICE, A_SENDFILE, A_COPY
+	};
 	long long pre = c->rpre.size, post = c->rpost.size;
 	long long lim = pre < post ? pre : post, span = pre > post ? pre : post;
 	long long from = chance(r, 75) ? c->rshift.off : 0;
@@ -473,11 +488,66 @@ static void plan_read(struct conc *c, struct rng *r, struct access *a)
 		a->len = 0;
 		break;
 	default:
-		a->kind = A_PREAD;
+		a->kind = classes[below(r, sizeof(classes) / sizeof(classes[0]))];
 		a->off = chance(r, 20) ? pick_off(r, pre, span) :
 			 from + below(r, span - from);
 		a->len = 1 + below(r, (chance(r, 80) ? 4 : READ_PAGES) * pagesz);
+		a->drop = chance(r, 12);
 	}
+}
+
+/*
+ * sendfile and copy_file_range (do_splice_direct(), a pipe's worth a
+ * call), io_uring and RWF_NOWAIT (finished by pread) call into the
+ * filesystem again after a call that stopped short, at a page boundary or
+ * at EOF, and each call sees one state.  So, judged exactly, not allowed:
+ *  - a read that stopped at the old EOF of an insert goes on over the
+ *    grown file, up to where a read of it ends: RACE_GROW's shape (each
+ *    granule below the old EOF either state's, the bytes past it the new
+ *    state's) with the length of a read of the state after (copy cuts its
+ *    length at the size it found first, so never this);
+ *  - a read whose call stopped at a page boundary at or past the new EOF
+ *    of a collapse ends there, the next call finding EOF: RACE_EOF's
+ *    shape (every granule a live state's) ending at such a boundary.
+ */
+static int two_calls(const struct conc *c, const struct access *a, int ns,
+		     int v)
+{
+	long long end = a->off + a->got;
+
+	if (ns != 2 || (a->kind != A_SENDFILE && a->kind != A_COPY &&
+			a->kind != A_URING && a->kind != A_NOWAIT))
+		return 0;
+	if (v == C_RACE_GROW)
+		return a->kind != A_COPY && c->rpost.size > c->rpre.size &&
+		       a->got == read_len(&c->rpost, a->off, a->len);
+	return v == C_RACE_EOF && c->rpost.size < c->rpre.size &&
+	       end % pagesz == 0 && end >= c->rpost.size;
+}
+
+/*
+ * sendfile() and copy_file_range() may copy less than asked and leave the
+ * rest to their caller (xfs's copy remaps whole blocks only, so it stops
+ * short of a partial last block; a splice stops at a pipe buffer it
+ * cannot confirm): a read shorter than the longest live state's, each
+ * granule a live state's inside its size, is such a prefix, not a race.
+ * A short read of the other classes is not.
+ */
+static int cut_short(const struct state *const *s, int ns,
+		     const struct access *a, const unsigned char *got)
+{
+	long long most = 0;
+	int k;
+
+	if (a->kind != A_SENDFILE && a->kind != A_COPY)
+		return 0;
+	for (k = 0; k < ns; k++)
+		if (read_len(s[k], a->off, a->len) > most)
+			most = read_len(s[k], a->off, a->len);
+	if (a->got >= most)
+		return 0;
+	return ns == 2 ? granules_mixed(s[0], s[1], got, a->off, a->got, pagesz) :
+	       bytes_of(s[0], got, a->off, a->got);
 }
 
 void *reader(void *arg)
@@ -502,7 +572,7 @@ void *reader(void *arg)
 		for (n = after = 0; n < READS_MOST && after < READS_AFTER; n++) {
 			plan_read(c, &r, &a);
 			d0 = is_set(&c->done);
-			if (access_one(&c->rt, &a, 0, rd->buf)) {
+			if (access_one(&c->rt, &a, 0, rd->buf, rd)) {
 				pthread_mutex_lock(&c->lock);
 				c->failed = 1;
 				pthread_mutex_unlock(&c->lock);
@@ -525,8 +595,17 @@ void *reader(void *arg)
 			else
 				v = judge_bytes(s, ns, ns == 2, a.off, a.len,
 						rd->buf, a.got,
-						a.kind == A_PREAD ? pagesz : 8,
+						IS_READ(a.kind) ? pagesz : 8,
 						&fits);
+			if (two_calls(c, &a, ns, v)) {
+				rd->tally.continued++;
+				continue;
+			}
+			if (v != C_OK && a.kind != A_SEEK &&
+			    cut_short(s, ns, &a, rd->buf)) {
+				rd->tally.short_copies++;
+				continue;
+			}
 			if (v == C_OK)
 				continue;
 			/* The first of each class, from any thread, noted. */
@@ -536,7 +615,7 @@ void *reader(void *arg)
 					    class_what[v]);
 				note_states(s, ns, ns == 2, &c->rpre, &a,
 					    rd->buf,
-					    a.kind == A_PREAD ? pagesz : 8);
+					    IS_READ(a.kind) ? pagesz : 8);
 			}
 			pthread_mutex_unlock(&c->lock);
 			rd->tally.outcome[v]++;

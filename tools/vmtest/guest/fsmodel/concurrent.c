@@ -14,8 +14,9 @@
  * shifter thread makes one valid collapse or insert on fsmodel.conc while
  * the accessor thread makes a few reads and writes.  In the second, the
  * shifter shifts fsmodel.reads, a larger file, while READERS threads read
- * it (pread, loads through the mapping, SEEK_DATA and SEEK_HOLE), aimed
- * at the part that moves, from before the call until after it returned.
+ * it (pread, splice, sendfile, copy_file_range, RWF_NOWAIT, io_uring,
+ * loads through the mapping, SEEK_DATA and SEEK_HOLE), aimed at the part
+ * that moves, from before the call until after it returned.
  * The main thread plans each part and judges the file after it.
  *
  * The shifter sets "started" just before its fallocate() and "done" just
@@ -57,6 +58,7 @@
 /* -a CLASS=N: at most N outcomes every 100 rounds (0: none allowed) */
 long long class_max[NCLASSES];
 long long overlap_floor = -1;	/* -o; -1: ten reads a round */
+long long class_floor = -1;	/* -O; -1: half a read a round */
 int swap_racer;			/* -R */
 int anon_reads;			/* -A */
 long long swap_floor = -1;	/* -w; -1: half the rounds */
@@ -269,10 +271,12 @@ void concurrent_run(void)
 	char *notes = xmalloc(sizeof(diag)), extra[512];
 	long long most[NCLASSES];
 	struct statfs sfs;
-	int k, i, failed, given = 0;
+	int k, i, failed, few, nowait_refused = 0, given = 0;
 
 	if (floor < 0)
 		floor = 10 * nrounds;
+	if (class_floor < 0)
+		class_floor = nrounds / 2;
 	st_init(&c->start);
 	for (k = 0; k < MAX_ACCESSES + 2; k++)
 		st_init(&c->cand[k]);
@@ -301,6 +305,7 @@ void concurrent_run(void)
 		for (k = 0; k < NCLASSES; k++)
 			report(class_cases[k], 0, "EIO", "seed=%llu", seed);
 		report("model_overlap", 0, "EIO", "seed=%llu", seed);
+		report("model_overlap_readers", 0, "EIO", "seed=%llu", seed);
 		if (swap_racer)
 			report("model_swap_overlap", 0, "EIO", "seed=%llu",
 			       seed);
@@ -308,16 +313,24 @@ void concurrent_run(void)
 	}
 	pthread_mutex_init(&c->lock, NULL);
 	c->huge = swap_racer && !anon_reads && mount_has_huge();
-	pthread_barrier_init(&c->go, NULL, 3 + READERS + swap_racer);
-	pthread_barrier_init(&c->end, NULL, 3 + READERS + swap_racer);
+	/*
+	 * With the swap racer (-R), the file's folios are swapped out and
+	 * split under a memory cgroup's limit: sixteen readers then keep
+	 * them busy past the shmem shift's bounded wait (EBUSY), so four.
+	 */
+	c->nreaders = swap_racer ? READERS_SWAP : READERS;
+	pthread_barrier_init(&c->go, NULL, 3 + c->nreaders + swap_racer);
+	pthread_barrier_init(&c->end, NULL, 3 + c->nreaders + swap_racer);
 	pthread_create(&th[0], NULL, accessor, c);
 	pthread_create(&th[1], NULL, shifter, c);
 	if (swap_racer)
 		pthread_create(&th[2], NULL, racer, c);
-	for (i = 0; i < READERS; i++) {
+	for (i = 0; i < c->nreaders; i++) {
 		c->readers[i].c = c;
 		c->readers[i].id = i;
 		c->readers[i].buf = xmalloc(READ_PAGES * pagesz + pagesz);
+		if (readers_open(&c->readers[i], &c->rt))
+			failed = 1;
 		pthread_create(&c->readers[i].th, NULL, reader, &c->readers[i]);
 	}
 	for (c->round = 1; c->round <= nrounds && !failed; c->round++) {
@@ -353,7 +366,7 @@ void concurrent_run(void)
 	if (swap_racer)
 		pthread_join(th[2], NULL);
 	sum = c->tally;
-	for (i = 0; i < READERS; i++) {
+	for (i = 0; i < c->nreaders; i++) {
 		struct tally *t = &c->readers[i].tally;
 
 		pthread_join(c->readers[i].th, NULL);
@@ -361,8 +374,15 @@ void concurrent_run(void)
 		sum.loads += t->loads;
 		sum.seeks += t->seeks;
 		sum.accesses += t->accesses;
+		sum.continued += t->continued;
+		sum.again += t->again;
+		sum.short_copies += t->short_copies;
+		for (k = 0; k < NR_ACCESS_KINDS; k++)
+			sum.by_kind[k] += t->by_kind[k];
 		for (k = 0; k < NCLASSES; k++)
 			sum.outcome[k] += t->outcome[k];
+		nowait_refused = c->readers[i].nowait_refused;
+		readers_close(&c->readers[i]);
 		free(c->readers[i].buf);
 	}
 	if (failed)
@@ -375,6 +395,18 @@ void concurrent_run(void)
 			note("%lld %s outcomes, more than the %lld allowed in %lld rounds (-a %s=%lld)",
 			     sum.outcome[k], class_names[k], most[k],
 			     c->round - 1, class_names[k], class_max[k]);
+	}
+	few = 0;
+	for (k = 0; k < NR_ACCESS_KINDS; k++) {
+		long long least = k == A_SPLICE || k == A_SENDFILE ||
+				  k == A_COPY ? class_floor : nrounds / 2;
+
+		if (!IS_READ(k) || (k == A_NOWAIT && nowait_refused) ||
+		    sum.by_kind[k] >= least)
+			continue;
+		note("only %lld %s reads ran while a shift was in progress, fewer than the floor of %lld: the run did not test that reader class",
+		     sum.by_kind[k], access_names[k], least);
+		few = 1;
 	}
 	if (sum.reads < floor)
 		note("only %lld reads ran while a shift was in progress, fewer than the floor of %lld (-o): the run did not test the race",
@@ -416,6 +448,16 @@ void concurrent_run(void)
 		 sum.reads, sum.loads, sum.seeks, floor);
 	conc_case(notes, &given, "model_overlap", sum.reads >= floor,
 		  sum.reads >= floor ? "OK" : "FEW", extra);
+	snprintf(extra, sizeof(extra),
+		 "overlap by class: splice %lld, sendfile %lld, copy_file_range %lld (floor %lld each); pread %lld, RWF_NOWAIT %lld%s, io_uring %lld (floor %lld each); ended by a second call at an EOF %lld; short copies %lld; RWF_NOWAIT EAGAIN %lld",
+		 sum.by_kind[A_SPLICE], sum.by_kind[A_SENDFILE],
+		 sum.by_kind[A_COPY], class_floor, sum.by_kind[A_PREAD],
+		 sum.by_kind[A_NOWAIT],
+		 nowait_refused ? " (EOPNOTSUPP: made as pread)" : "",
+		 sum.by_kind[A_URING], nrounds / 2, sum.continued,
+		 sum.short_copies, sum.again);
+	conc_case(notes, &given, "model_overlap_readers", !few,
+		  few ? "FEW" : "OK", extra);
 	if (swap_racer) {
 		const struct swap_tally *w = &c->swap;
 		int ok = w->shifts_swapout >= swap_floor &&

@@ -23,6 +23,8 @@
  *                 the plans of each round, the run
  *   conc_judge.c  its accesses, the reader threads, the outcome classes
  *                 and the judging of what the accesses saw
+ *   conc_readers.c the reader classes besides pread and the mapping:
+ *                 splice, sendfile, copy_file_range, RWF_NOWAIT, io_uring
  *   conc_swap.c   the swap racer and split probe (-R), the 64 KiB folios
  *                 of shared anonymous memory (-A), the memory cgroup (-H)
  *   crash.c       the crash workload and its checker
@@ -37,6 +39,7 @@
 #include <getopt.h>
 #include <limits.h>
 #include <linux/falloc.h>
+#include <linux/io_uring.h>
 #include <linux/magic.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -48,8 +51,10 @@
 #include <string.h>
 #include <sys/mman.h>
 #include <sys/mount.h>
+#include <sys/sendfile.h>
 #include <sys/stat.h>
 #include <sys/syscall.h>
+#include <sys/uio.h>
 #include <sys/vfs.h>
 #include <sys/wait.h>
 #include <termios.h>
@@ -217,21 +222,38 @@ long long pages_swapped(struct target *t, const struct state *m);
  */
 
 #define MAX_ACCESSES	12
-#define READERS		4	/* reader threads of the second part */
+/*
+ * Reader threads of the second part.  Where the filesystem excludes a
+ * reader class from a shift (splice reads under ext4's i_rwsem or xfs's
+ * IOLOCK), each reader overlaps a shift at most once a round, blocked
+ * until it ends: the splice family's floor (-O) needs many of them.
+ */
+#define READERS		16
+#define READERS_SWAP	4	/* with the swap racer (-R): see concurrent.c */
 /*
  * fsmodel.reads: at most 1024 pages on tmpfs (4 MiB with 4 KiB pages),
  * whose shift never sleeps: it overlaps a read only when preempted, so it
  * must move many entries (256 pages gave too few overlapping reads on an
- * idle host, and so did 4 MiB of 64 KiB pages); 256 KiB elsewhere, where
- * shifts wait for the disk and f2fs moves block by block.
+ * idle host, and so did 4 MiB of 64 KiB pages); 1 MiB elsewhere, where
+ * shifts wait for the disk and f2fs moves block by block: more than one
+ * xarray node (64 entries), so that reads and moves cross nodes.
  */
 #define READ_FILE_TMPFS_PAGES	1024
-#define READ_FILE	(256 << 10)
-#define READ_PAGES	64	/* a pread of the second part: at most */
+#define READ_FILE	(1 << 20)
+#define READ_PAGES	64	/* a read of the second part: at most */
 #define READS_AFTER	2	/* reads a reader makes once the shift returned */
 #define READS_MOST	4000	/* reads of a reader in one part, at most */
 
-enum access_kind { A_PREAD, A_PWRITE, A_MREAD, A_MSTORE, A_SEEK };
+/*
+ * The accesses.  The first part uses the first four; the readers of the
+ * second part every kind but the writes.  From A_SPLICE on, each is a
+ * reader class of conc_readers.c, judged as a pread is.
+ */
+enum access_kind { A_PREAD, A_PWRITE, A_MREAD, A_MSTORE, A_SEEK,
+		   A_SPLICE, A_SENDFILE, A_COPY, A_NOWAIT, A_URING,
+		   NR_ACCESS_KINDS };
+/* Does the access read the file through a system call, a page a granule? */
+#define IS_READ(kind)	((kind) == A_PREAD || (kind) >= A_SPLICE)
 
 /* The classes of what the rules do not explain, which -a can allow. */
 enum { C_RACE, C_RACE_EOF, C_RACE_GROW, C_RACE_SEEK, C_RACE_FILE,
@@ -241,18 +263,20 @@ extern const char *const class_cases[NCLASSES];
 /* -a CLASS=N: at most N outcomes every 100 rounds (0: none allowed) */
 extern long long class_max[NCLASSES];
 extern long long overlap_floor;		/* -o; -1: ten reads a round */
+extern long long class_floor;		/* -O; -1: half a read a round */
 extern int swap_racer;			/* -R */
 extern int anon_reads;			/* -A */
 extern long long swap_floor;		/* -w; -1: half the rounds */
 extern long long memcg_high_kib;	/* -H */
 
 /* The cases the concurrent run reports. */
-#define CONC_CASES	(2 + NCLASSES + !!swap_racer)
+#define CONC_CASES	(3 + NCLASSES + !!swap_racer)
 
 struct access {
 	enum access_kind kind;
 	long long off, len;
 	int whence;		/* A_SEEK */
+	int drop;		/* A_URING: its range dropped from the cache first */
 	long delay_us;		/* before the access (first part) */
 	long long got;		/* bytes read, the offset found, or an errno */
 	int d0, s1;		/* "done" before it, "started" after it */
@@ -275,11 +299,24 @@ struct swap_tally {
 /* What ran while a shift was in progress, and the waived outcomes. */
 struct tally {
 	long long reads, loads, seeks;		/* overlapping */
+	long long by_kind[NR_ACCESS_KINDS];	/* overlapping, each kind */
+	long long continued;	/* reads a second call ended (two_calls()) */
+	long long again;	/* RWF_NOWAIT reads that met EAGAIN */
+	long long short_copies;	/* sendfile, copy_file_range: less than asked */
 	long long accesses;
 	long long outcome[NCLASSES];
 };
 
 struct conc;
+
+/* An io_uring of one entry: its fd and the rings, mapped. */
+struct uring {
+	int fd;
+	unsigned int *sq_tail, *sq_mask, *sq_array;
+	unsigned int *cq_head, *cq_tail, *cq_mask;
+	struct io_uring_sqe *sqes;
+	struct io_uring_cqe *cqes;
+};
 
 struct reader {
 	struct conc *c;
@@ -287,6 +324,12 @@ struct reader {
 	int id;
 	unsigned char *buf;
 	struct tally tally;
+	/* conc_readers.c: what the reader classes read through and into. */
+	int pipefd[2];		/* splice: a pipe of READ_PAGES pages */
+	int send_fd;		/* sendfile: into this memfd */
+	int copy_fd;		/* copy_file_range: a file of the same fs */
+	struct uring ring;
+	int nowait_refused;	/* RWF_NOWAIT: EOPNOTSUPP on this file */
 };
 
 struct conc {
@@ -305,6 +348,7 @@ struct conc {
 	long long rmax;		/* its largest size */
 	struct op rshift;
 	struct reader readers[READERS];
+	int nreaders;		/* READERS, or READERS_SWAP with -R */
 	pthread_mutex_t lock;	/* notes and failed, from the readers */
 	long long noted[NCLASSES];	/* the readers' outcomes noted */
 	/* Set by the shifter around its call: atomics. */
@@ -329,11 +373,18 @@ int is_set(int *flag);
 void concurrent_run(void);
 
 /* conc_judge.c */
+extern const char *const access_names[NR_ACCESS_KINDS];
 void shift_state(struct state *s, const struct op *shift);
 void access_round(struct conc *c);
 void *reader(void *arg);
 int judge_round(struct conc *c);
 int judge_rround(struct conc *c);
+
+/* conc_readers.c */
+int readers_open(struct reader *rd, const struct target *t);
+void readers_close(struct reader *rd);
+int read_by(struct reader *rd, const struct target *t, struct access *a,
+	    unsigned char *buf);
 
 /* conc_swap.c; -A sets 64 KiB folios for shmem here, and sets it back. */
 #define MTHP_DIR	"/sys/kernel/mm/transparent_hugepage/hugepages-64kB"
