@@ -94,7 +94,7 @@ start=$(date +%s)
 timeout "$timeout" qemu-system-x86_64 -nodefaults -machine pc -m 2048 -smp 2 \
 	-kernel "$build/arch/x86/boot/bzImage" \
 	-initrd "$build/initramfs.cpio.gz" \
-	-append "console=ttyS0 rdinit=/init panic=-1 rcupdate.rcu_cpu_stall_timeout=300" \
+	-append "console=ttyS0 rdinit=/init panic=-1 rcupdate.rcu_cpu_stall_timeout=300 i8042.noaux i8042.nokbd" \
 	-no-reboot -nographic -serial stdio >"$console" 2>&1 </dev/null || rc=$?
 echo "kunit-modules: time of the QEMU run ($build_arg): $(($(date +%s) - start)) s"
 [ "$rc" = 124 ] && echo "kunit-modules: the guest timed out after $timeout s"

@@ -52,6 +52,7 @@ rm -f "$out-xfs-trace.json"
 	--build_dir "$(realpath "$build")" --timeout 600 \
 	--json="$(realpath -m "$out-xfs-trace.json")" \
 	--kernel_args rcupdate.rcu_cpu_stall_timeout=300 --qemu_args '-smp 2' \
+	--kernel_args i8042.noaux --kernel_args i8042.nokbd \
 	--kernel_args 'trace_event=xfs:*' --kernel_args tp_printk \
 	xfs_bmap_shift >/dev/null 2>&1 || true
 # shellcheck disable=SC2086 # $suites is a list of names

@@ -30,7 +30,6 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
-#include <linux/io_uring.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -40,6 +39,7 @@
 #include <time.h>
 #include <unistd.h>
 
+#include "../uring.h"
 #include "fcheck.h"
 
 const char *const reader_name[NR_READERS] = {
@@ -223,53 +223,6 @@ static int open_reader(struct reader *r, int *out, int pipefd[2])
 	       -1 : 0;
 }
 
-struct uring {
-	int fd;
-	unsigned int *sq_tail, *sq_mask, *sq_array;
-	unsigned int *cq_head, *cq_tail, *cq_mask;
-	struct io_uring_sqe *sqes;
-	struct io_uring_cqe *cqes;
-};
-
-static int uring_setup(struct uring *u)
-{
-	struct io_uring_params p = { 0 };
-	char *sq, *cq;
-
-	u->fd = syscall(__NR_io_uring_setup, URING_READS, &p);
-	if (u->fd < 0)
-		return -1;
-	sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(unsigned int),
-		  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
-		  IORING_OFF_SQ_RING);
-	cq = mmap(NULL, p.cq_off.cqes + p.cq_entries * sizeof(*u->cqes),
-		  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
-		  IORING_OFF_CQ_RING);
-	u->sqes = mmap(NULL, p.sq_entries * sizeof(*u->sqes),
-		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
-		       IORING_OFF_SQES);
-	if (sq == MAP_FAILED || cq == MAP_FAILED || u->sqes == MAP_FAILED)
-		return -1;
-	u->sq_tail = (unsigned int *)(sq + p.sq_off.tail);
-	u->sq_mask = (unsigned int *)(sq + p.sq_off.ring_mask);
-	u->sq_array = (unsigned int *)(sq + p.sq_off.array);
-	u->cq_head = (unsigned int *)(cq + p.cq_off.head);
-	u->cq_tail = (unsigned int *)(cq + p.cq_off.tail);
-	u->cq_mask = (unsigned int *)(cq + p.cq_off.ring_mask);
-	u->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
-	return 0;
-}
-
-static int uring_enter(struct uring *u, unsigned int submit, unsigned int wait)
-{
-	struct __kernel_timespec ts = { .tv_sec = URING_TIMEOUT };
-	struct io_uring_getevents_arg arg = { .ts = (uintptr_t)&ts };
-
-	return syscall(__NR_io_uring_enter, u->fd, submit, wait,
-		       IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &arg,
-		       sizeof(arg));
-}
-
 /*
  * One round of an io_uring reader: drop the window from the page cache,
  * queue a read of each quarter, and judge every completion: exactly one
@@ -297,14 +250,14 @@ static int uring_round(struct reader *r, struct uring *u, unsigned char *buf)
 		u->sq_array[idx] = idx;
 	}
 	__atomic_store_n(u->sq_tail, tail + URING_READS, __ATOMIC_RELEASE);
-	if (uring_enter(u, URING_READS, 0) != URING_READS) {
+	if (uring_enter(u, URING_READS, 0, URING_TIMEOUT) != URING_READS) {
 		lost(r, "io_uring_enter did not submit the reads");
 		return -1;
 	}
 	while (done < URING_READS) {
 		head = *u->cq_head;
 		if (head == __atomic_load_n(u->cq_tail, __ATOMIC_ACQUIRE)) {
-			if (uring_enter(u, 0, 1) < 0 && errno == ETIME) {
+			if (uring_enter(u, 0, 1, URING_TIMEOUT) < 0 && errno == ETIME) {
 				lost(r, "a read never completed");
 				return -1;
 			}
@@ -332,7 +285,7 @@ void *read_loop(void *arg)
 
 	if (posix_memalign((void **)&buf, 65536, r->len) ||
 	    open_reader(r, &out, pipefd) ||
-	    (r->how == BY_IO_URING && uring_setup(&u))) {
+	    (r->how == BY_IO_URING && uring_setup(&u, URING_READS))) {
 		r->setup_errno = errno;
 		return NULL;
 	}

@@ -6,6 +6,7 @@
 #define _GNU_SOURCE
 #include <errno.h>
 #include <fcntl.h>
+#include <sched.h>
 #include <stdio.h>
 #include <stdlib.h>
 #include <string.h>
@@ -90,7 +91,9 @@ void case_sysv_shm(int mode, const char *name)
  * exact page counter, but the cgroup also pays for its process's other
  * memory (page tables, slab objects such as xarray nodes, charged in
  * batches), hence a margin of MEMCG_MARGIN pages, far below the 512 pages
- * at stake.
+ * at stake.  The case runs pinned to one CPU: a charge takes a batch of
+ * 64 pages (MEMCG_CHARGE_BATCH) into the per-CPU stock of the CPU it runs
+ * on, so a call on a second CPU would add a whole batch to memory.current.
  */
 #define MEMCG_DIR	"/sys/fs/cgroup"
 #define MEMCG_MARGIN	32
@@ -169,6 +172,7 @@ void case_memcg(int mode, const char *name)
 	long long pg = sysconf(_SC_PAGESIZE), size = 1024 * pg;
 	long long off = (mode == COLLAPSE ? 0 : 512) * pg, len = 512 * pg;
 	long long before, after, want;
+	cpu_set_t one_cpu, all_cpus;
 	unsigned char *buf;
 	int fd = -1, answer = EIO;
 
@@ -179,6 +183,18 @@ void case_memcg(int mode, const char *name)
 	}
 	set_paths(name);
 	buf = malloc(size);
+	CPU_ZERO(&one_cpu);
+	CPU_SET(sched_getcpu(), &one_cpu);
+	if (sched_getaffinity(0, sizeof(all_cpus), &all_cpus)) {
+		fail("sched_getaffinity: %s", strerror(errno));
+		free(buf);
+		report(name, answer, 0, 0, NULL);
+		return;
+	}
+	if (sched_setaffinity(0, sizeof(one_cpu), &one_cpu)) {
+		fail("pin to one CPU: %s", strerror(errno));
+		goto out;
+	}
 	if (!buf || enter_memcg())
 		goto out;
 	fd = open(path, O_RDWR | O_CREAT | O_TRUNC, 0644);
@@ -205,6 +221,7 @@ out:
 		close(fd);
 	unlink(path);
 	leave_memcg();
+	sched_setaffinity(0, sizeof(all_cpus), &all_cpus);
 	free(buf);
 	report(name, answer, 0, 0, NULL);
 }

@@ -32,35 +32,6 @@
 /* How long an io_uring read may take before it is called lost (s). */
 #define URING_TIMEOUT	20
 
-static int uring_setup(struct uring *u)
-{
-	struct io_uring_params p = { 0 };
-	char *sq, *cq;
-
-	u->fd = syscall(__NR_io_uring_setup, 1, &p);
-	if (u->fd < 0)
-		return -1;
-	sq = mmap(NULL, p.sq_off.array + p.sq_entries * sizeof(unsigned int),
-		  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
-		  IORING_OFF_SQ_RING);
-	cq = mmap(NULL, p.cq_off.cqes + p.cq_entries * sizeof(*u->cqes),
-		  PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
-		  IORING_OFF_CQ_RING);
-	u->sqes = mmap(NULL, p.sq_entries * sizeof(*u->sqes),
-		       PROT_READ | PROT_WRITE, MAP_SHARED | MAP_POPULATE, u->fd,
-		       IORING_OFF_SQES);
-	if (sq == MAP_FAILED || cq == MAP_FAILED || u->sqes == MAP_FAILED)
-		return -1;
-	u->sq_tail = (unsigned int *)(sq + p.sq_off.tail);
-	u->sq_mask = (unsigned int *)(sq + p.sq_off.ring_mask);
-	u->sq_array = (unsigned int *)(sq + p.sq_off.array);
-	u->cq_head = (unsigned int *)(cq + p.cq_off.head);
-	u->cq_tail = (unsigned int *)(cq + p.cq_off.tail);
-	u->cq_mask = (unsigned int *)(cq + p.cq_off.ring_mask);
-	u->cqes = (struct io_uring_cqe *)(cq + p.cq_off.cqes);
-	return 0;
-}
-
 /*
  * Open what @rd's classes read through and into: the copy target is a
  * file beside fsmodel.reads, or a memfd where that is one (--memfd) or
@@ -87,7 +58,7 @@ int readers_open(struct reader *rd, const struct target *t)
 		     strerror(errno));
 		return -1;
 	}
-	if (uring_setup(&rd->ring)) {
+	if (uring_setup(&rd->ring, 1)) {
 		note("io_uring_setup: %s", strerror(errno));
 		return -1;
 	}
@@ -126,8 +97,6 @@ static long long read_back(int fd, unsigned char *buf, long long n)
 static long long uring_read(struct reader *rd, const struct target *t,
 			    const struct access *a, unsigned char *buf)
 {
-	struct __kernel_timespec ts = { .tv_sec = URING_TIMEOUT };
-	struct io_uring_getevents_arg arg = { .ts = (uintptr_t)&ts };
 	struct uring *u = &rd->ring;
 	unsigned int tail = *u->sq_tail, idx = tail & *u->sq_mask, head;
 	struct io_uring_sqe *sqe = &u->sqes[idx];
@@ -141,17 +110,14 @@ static long long uring_read(struct reader *rd, const struct target *t,
 	sqe->off = a->off;
 	u->sq_array[idx] = idx;
 	__atomic_store_n(u->sq_tail, tail + 1, __ATOMIC_RELEASE);
-	if (syscall(__NR_io_uring_enter, u->fd, 1, 1,
-		    IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG, &arg,
-		    sizeof(arg)) < 0 && errno != ETIME && errno != EINTR)
+	if (uring_enter(u, 1, 1, URING_TIMEOUT) < 0 && errno != ETIME &&
+	    errno != EINTR)
 		return -errno;
 	for (;;) {
 		head = *u->cq_head;
 		if (head != __atomic_load_n(u->cq_tail, __ATOMIC_ACQUIRE))
 			break;
-		if (syscall(__NR_io_uring_enter, u->fd, 0, 1,
-			    IORING_ENTER_GETEVENTS | IORING_ENTER_EXT_ARG,
-			    &arg, sizeof(arg)) < 0 && errno == ETIME)
+		if (uring_enter(u, 0, 1, URING_TIMEOUT) < 0 && errno == ETIME)
 			return -ETIME;
 	}
 	res = u->cqes[head & *u->cq_mask].res;

@@ -39,7 +39,6 @@
 #include <getopt.h>
 #include <limits.h>
 #include <linux/falloc.h>
-#include <linux/io_uring.h>
 #include <linux/magic.h>
 #include <pthread.h>
 #include <setjmp.h>
@@ -60,6 +59,8 @@
 #include <termios.h>
 #include <time.h>
 #include <unistd.h>
+
+#include "../uring.h"
 
 #define TAG_PWRITE	'P'	/* written with pwrite by the model run */
 #define TAG_MWRITE	'M'	/* written through the mapping */
@@ -308,15 +309,6 @@ struct tally {
 };
 
 struct conc;
-
-/* An io_uring of one entry: its fd and the rings, mapped. */
-struct uring {
-	int fd;
-	unsigned int *sq_tail, *sq_mask, *sq_array;
-	unsigned int *cq_head, *cq_tail, *cq_mask;
-	struct io_uring_sqe *sqes;
-	struct io_uring_cqe *cqes;
-};
 
 struct reader {
 	struct conc *c;
