@@ -315,10 +315,12 @@ void concurrent_run(void)
 	c->huge = swap_racer && !anon_reads && mount_has_huge();
 	/*
 	 * With the swap racer (-R), the file's folios are swapped out and
-	 * split under a memory cgroup's limit: sixteen readers then keep
-	 * them busy past the shmem shift's bounded wait (EBUSY), so four.
+	 * split under a memory cgroup's limit, and on a tmpfs with huge
+	 * pages a shift splits 2 MiB folios each of which many reads share:
+	 * sixteen readers then keep a folio referenced past the shmem
+	 * shift's bounded wait for its split (EBUSY), so four.
 	 */
-	c->nreaders = swap_racer ? READERS_SWAP : READERS;
+	c->nreaders = swap_racer || mount_has_huge() ? READERS_SWAP : READERS;
 	pthread_barrier_init(&c->go, NULL, 3 + c->nreaders + swap_racer);
 	pthread_barrier_init(&c->end, NULL, 3 + c->nreaders + swap_racer);
 	pthread_create(&th[0], NULL, accessor, c);

@@ -230,7 +230,7 @@ long long pages_swapped(struct target *t, const struct state *m);
  * until it ends: the splice family's floor (-O) needs many of them.
  */
 #define READERS		16
-#define READERS_SWAP	4	/* with the swap racer (-R): see concurrent.c */
+#define READERS_SWAP	4	/* with -R or huge pages: see concurrent.c */
 /*
  * fsmodel.reads: at most 1024 pages on tmpfs (4 MiB with 4 KiB pages),
  * whose shift never sleeps: it overlaps a read only when preempted, so it
@@ -340,7 +340,7 @@ struct conc {
 	long long rmax;		/* its largest size */
 	struct op rshift;
 	struct reader readers[READERS];
-	int nreaders;		/* READERS, or READERS_SWAP with -R */
+	int nreaders;		/* READERS, or READERS_SWAP with -R or huge pages */
 	pthread_mutex_t lock;	/* notes and failed, from the readers */
 	long long noted[NCLASSES];	/* the readers' outcomes noted */
 	/* Set by the shifter around its call: atomics. */
