@@ -181,16 +181,15 @@ void case_memcg(int mode, const char *name)
 		       "the page cache is the file only on tmpfs");
 		return;
 	}
+	if (sched_getaffinity(0, sizeof(all_cpus), &all_cpus)) {
+		fail("sched_getaffinity: %s", strerror(errno));
+		report(name, answer, 0, 0, NULL);
+		return;
+	}
 	set_paths(name);
 	buf = malloc(size);
 	CPU_ZERO(&one_cpu);
 	CPU_SET(sched_getcpu(), &one_cpu);
-	if (sched_getaffinity(0, sizeof(all_cpus), &all_cpus)) {
-		fail("sched_getaffinity: %s", strerror(errno));
-		free(buf);
-		report(name, answer, 0, 0, NULL);
-		return;
-	}
 	if (sched_setaffinity(0, sizeof(one_cpu), &one_cpu)) {
 		fail("pin to one CPU: %s", strerror(errno));
 		goto out;

@@ -271,7 +271,7 @@ void concurrent_run(void)
 	char *notes = xmalloc(sizeof(diag)), extra[512];
 	long long most[NCLASSES];
 	struct statfs sfs;
-	int k, i, failed, few, nowait_refused = 0, given = 0;
+	int k, i, failed, few, huge, nowait_refused = 0, given = 0;
 
 	if (floor < 0)
 		floor = 10 * nrounds;
@@ -312,7 +312,8 @@ void concurrent_run(void)
 		return;
 	}
 	pthread_mutex_init(&c->lock, NULL);
-	c->huge = swap_racer && !anon_reads && mount_has_huge();
+	huge = mount_has_huge();
+	c->huge = swap_racer && !anon_reads && huge;
 	/*
 	 * With the swap racer (-R), the file's folios are swapped out and
 	 * split under a memory cgroup's limit, and on a tmpfs with huge
@@ -320,7 +321,7 @@ void concurrent_run(void)
 	 * sixteen readers then keep a folio referenced past the shmem
 	 * shift's bounded wait for its split (EBUSY), so four.
 	 */
-	c->nreaders = swap_racer || mount_has_huge() ? READERS_SWAP : READERS;
+	c->nreaders = swap_racer || huge ? READERS_SWAP : READERS;
 	pthread_barrier_init(&c->go, NULL, 3 + c->nreaders + swap_racer);
 	pthread_barrier_init(&c->end, NULL, 3 + c->nreaders + swap_racer);
 	pthread_create(&th[0], NULL, accessor, c);
