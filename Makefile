@@ -74,9 +74,10 @@ TEST_REPLAY_STATES := 100
 # run, SIZES= for other file sizes in MiB.  Not part of make test.  The
 # debug options slow the kernel side several times over: make bench-kernel
 # builds the series without them, for KERNEL=$(BENCH_KERNEL).  The
-# fill-path part of make bench compares that kernel with the same
-# configuration without the series (make bench-base-kernel, from a
-# worktree of the tree at tag base), side by side in one run.
+# fill-path and read-latency parts of make bench compare that kernel
+# with the same configuration without the series (make
+# bench-base-kernel, from a worktree of the tree at tag base), side by
+# side in one run.
 KERNEL ?= $(VMTEST_KERNEL)
 BENCH_FRAGMENTS := kconfig/bench.config kconfig/guest.config
 BENCH_DIR := build/bench-kernel
@@ -110,9 +111,10 @@ help:
 	@echo 'make crashreplay  record OPS=400 operations on ext4, ext4-1k, xfs, f2fs with dm-log-writes; check every crash state'
 	@echo '                (MODE=write: at every log entry, not only at flushes)'
 	@echo 'make bench      time collapse/insert against a user-space shift on ext4, xfs, f2fs, tmpfs (QUICK=1: short),'
-	@echo '                then the tmpfs fill path (faults, writes, hole reads) with and without the series'
+	@echo '                then the tmpfs fill path (faults, writes, hole reads) with and without the series,'
+	@echo '                then ext4 and f2fs pread latency during a collapse, with and without the series'
 	@echo 'make bench-kernel  build the series without debug options, for make bench KERNEL=$(BENCH_KERNEL)'
-	@echo 'make bench-base-kernel  the same kernel without the series (make bench compares their tmpfs fill path)'
+	@echo 'make bench-base-kernel  the same kernel without the series (make bench compares their fill path and reads)'
 	@echo 'make check      checkpatch, prefix builds (W=1, sparse), docs, mutants-apply, verdicts, tree-selftest'
 	@echo '                and cover: the seven below'
 	@echo 'make checkpatch checkpatch.pl --strict on every patch'
@@ -157,6 +159,7 @@ crashreplay:
 bench: bench-kernel bench-base-kernel
 	@QUICK="$(QUICK)" SIZES="$(SIZES)" tools/bench/bench.sh $(KERNEL)
 	@tools/bench/bench-fill.sh $(BENCH_KERNEL) $(BASE_KERNEL)
+	@tools/bench/bench-readlat.sh $(BENCH_KERNEL) $(BASE_KERNEL)
 
 bench-kernel: tree
 	@tools/bench/bench-kernel.sh $(TREE) $(BENCH_DIR) $(BENCH_FRAGMENTS)

@@ -22,11 +22,14 @@
 #    is an error.
 #  - KUnit: a kill is a failed case of a run that completed; with
 #    Kunit-cases, every named case must be among the failures.
-#  - Vmtest: a kill is a "not ok" case of the named filesystems or a failed
-#    fsck of one of their images.
+#  - Vmtest: a kill is a "not ok" case of the named filesystems, a failed
+#    fsck of one of their images, or a program of theirs cut short, whose
+#    missing cases the report counts as failed: the guest kernel panics
+#    on an oops (a BUG, a DEBUG_VM assertion), so a mutant the kernel's
+#    own checks catch ends the guest at once, not by the timeout.
 #  - Crashreplay: a kill is a crash state that failed its check (the file,
 #    the mount or the fsck); a run that failed otherwise is an error.
-#  - A run that did not complete (a crash, a hang, an RCU stall, a timeout)
+#  - Any other run that did not complete (a hang, an RCU stall, a timeout)
 #    is a kill only for a mutant that says "Expect: hang", and then only
 #    if no named case passed before it stopped; a kernel splat
 #    with no failed case, failures other than the named cases, a mutant
@@ -158,8 +161,8 @@ judge_vmtest() {
 		fi
 	elif [ "$3" = hang ]; then
 		echo "error: Expect: hang, but the guest finished (see $rep)"
-	elif grep -q '^    not ok \|^vmtest: [a-z0-9-]*: fsck FAILED' "$rep"; then
-		echo "killed: $(grep -c '^    not ok ' "$rep") failed case(s)$(grep -q 'fsck FAILED' "$rep" && echo ', fsck failed')"
+	elif grep -q '^    not ok \|^vmtest: [a-z0-9-]*: fsck FAILED\|missing cases count as failed$' "$rep"; then
+		echo "killed: $(grep -c '^    not ok ' "$rep") failed case(s)$(grep -q 'fsck FAILED' "$rep" && echo ', fsck failed')$(grep -q 'missing cases count as failed$' "$rep" && echo ', a program cut short')$(grep -q '^vmtest: ERROR: kernel splat' "$rep" && echo ' (kernel splat)')"
 	else
 		echo "error: no case and no fsck failed, only: $(grep -m 1 'ERROR' "$rep")"
 	fi
